@@ -1,0 +1,61 @@
+// The only reader of the environment (STYLE: "Configuration is read once").
+import path from 'node:path';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** postgres://… for a PostgreSQL server; undefined for the embedded database in dataDir. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly redisUrl: string | undefined;
+  readonly rateLimitMax: number;
+  readonly rateLimitWindowS: number;
+  readonly authFailureLimit: number;
+  readonly demo: boolean;
+  /** Milliseconds a single SQL statement may run before it is cancelled. */
+  readonly statementTimeoutMs: number;
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number, max = 1_000_000_000): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
+    throw new ConfigError(`${name} doit être un entier entre 1 et ${max} (reçu « ${raw} »)`);
+  }
+  return Number(raw);
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} doit valoir 1 ou 0 (reçu « ${raw} »)`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL doit commencer par postgres:// ou postgresql://');
+  }
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL doit commencer par redis:// ou rediss://');
+  }
+  return Object.freeze({
+    port: positiveInt(env, 'PORT', 3000, 65535),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    redisUrl,
+    rateLimitMax: positiveInt(env, 'RATE_LIMIT_MAX', 120),
+    rateLimitWindowS: positiveInt(env, 'RATE_LIMIT_WINDOW_S', 60, 86_400),
+    authFailureLimit: positiveInt(env, 'AUTH_FAILURE_LIMIT', 30),
+    demo: flag(env, 'DEMO', false),
+    statementTimeoutMs: positiveInt(env, 'STATEMENT_TIMEOUT_MS', 30_000),
+    logLevel: env.LOG_LEVEL || 'info',
+  });
+}

@@ -1,0 +1,137 @@
+// One SQL path for both engines: every query goes through a pg pool, either to a PostgreSQL
+// server (DATABASE_URL) or to the embedded PGlite host's Unix socket (src/db/embedded.ts).
+import pg from 'pg';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import { findHost, startHost, SOCKET_PORT, type EmbeddedHost, type HostRole } from './embedded.js';
+
+// DATE values stay 'YYYY-MM-DD' strings instead of local-midnight Date objects.
+pg.types.setTypeParser(1082, (value: string) => value);
+
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+}
+
+export interface Database extends Queryable {
+  readonly engine: 'embedded' | 'postgres';
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
+  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006',
+]);
+
+/** True when the database could not be reached, as opposed to a faulty statement. */
+export function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: string }).code;
+  if (code !== undefined && CONNECTION_ERROR_CODES.has(code)) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection closed/i.test(
+    error.message,
+  );
+}
+
+function unavailable(error: unknown): unknown {
+  if (!isConnectionError(error)) return error;
+  const wrapped = new AppError('DATABASE_UNAVAILABLE', 'Base de données momentanément indisponible, réessayez plus tard');
+  wrapped.cause = error;
+  return wrapped;
+}
+
+class PoolDatabase implements Database {
+  constructor(
+    readonly engine: 'embedded' | 'postgres',
+    private readonly pool: pg.Pool,
+    private readonly host: EmbeddedHost | undefined,
+  ) {}
+
+  async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    try {
+      const result = await this.pool.query<R>(sql, params as unknown[]);
+      return result.rows;
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw unavailable(error);
+    }
+    const tx: Queryable = {
+      query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) =>
+        (await client.query<R>(sql, params as unknown[])).rows,
+    };
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(tx);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      broken = isConnectionError(error);
+      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+      throw unavailable(error);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+    await this.host?.close();
+  }
+}
+
+export interface OpenOptions {
+  /** 'server' insists on hosting the embedded database; 'cli' joins a running host. */
+  role: HostRole;
+  poolSize?: number;
+}
+
+function newPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool({ connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, ...config });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+async function openEmbedded(config: Config, options: OpenOptions): Promise<Database> {
+  let host: EmbeddedHost | undefined;
+  for (let waited = 0; ; waited += 250) {
+    host = await startHost(config.dataDir, options.role);
+    if (host) break;
+    const other = findHost(config.dataDir);
+    if (other && options.role === 'cli') {
+      return new PoolDatabase('embedded', embeddedPool(other.socketDir, options.poolSize ?? 2), undefined);
+    }
+    if (other?.role === 'server') {
+      throw new Error(`Le dossier ${config.dataDir} est déjà servi par le processus ${other.pid}`);
+    }
+    // Another command holds the embedded database for a moment: wait for it.
+    if (waited > 120_000) throw new Error(`Le dossier ${config.dataDir} reste occupé par le processus ${other?.pid}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return new PoolDatabase('embedded', embeddedPool(host.socketDir, options.poolSize ?? 4), host);
+}
+
+function embeddedPool(socketDir: string, max: number): pg.Pool {
+  return newPool({ host: socketDir, port: SOCKET_PORT, user: 'postgres', database: 'postgres', max });
+}
+
+export async function openDatabase(config: Config, options: OpenOptions): Promise<Database> {
+  if (config.databaseUrl === undefined) return openEmbedded(config, options);
+  const pool = newPool({
+    connectionString: config.databaseUrl,
+    max: options.poolSize ?? 10,
+    statement_timeout: config.statementTimeoutMs,
+  });
+  return new PoolDatabase('postgres', pool, undefined);
+}

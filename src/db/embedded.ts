@@ -1,0 +1,120 @@
+// The embedded database's host: one process at a time runs PGlite for a DATA_DIR, in a worker
+// thread, and serves it on a Unix socket. Every other process (the CLI while the server runs,
+// psql) connects to that socket as a client (X1).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+
+export type HostRole = 'server' | 'cli';
+
+interface HostRecord {
+  pid: number;
+  role: HostRole;
+  socketDir: string;
+}
+
+export interface EmbeddedHost {
+  readonly socketDir: string;
+  close(): Promise<void>;
+}
+
+const LOCK_FILE = 'host.json';
+// psql and pg look for <dir>/.s.PGSQL.<port>; a Unix socket path has at most 107 bytes.
+export const SOCKET_PORT = 5432;
+const SOCKET_NAME = `.s.PGSQL.${SOCKET_PORT}`;
+
+function socketDirFor(dataDir: string): string {
+  if (path.join(dataDir, SOCKET_NAME).length < 100) return dataDir;
+  const hash = crypto.createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  return path.join(os.tmpdir(), `sales-metrics-${hash}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The live host of dataDir, if any; a record left by a dead process is removed. */
+export function findHost(dataDir: string): HostRecord | undefined {
+  const file = path.join(dataDir, LOCK_FILE);
+  let record: HostRecord;
+  try {
+    record = JSON.parse(fs.readFileSync(file, 'utf8')) as HostRecord;
+  } catch {
+    return undefined;
+  }
+  if (isAlive(record.pid)) return record;
+  fs.rmSync(file, { force: true });
+  return undefined;
+}
+
+/** Takes the host lock atomically; false when another live process holds it. */
+function tryLock(dataDir: string, record: HostRecord): boolean {
+  fs.mkdirSync(dataDir, { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(path.join(dataDir, LOCK_FILE), JSON.stringify(record), { flag: 'wx' });
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (findHost(dataDir)) return false;
+    }
+  }
+  return false;
+}
+
+function startWorker(dataDir: string, socketPath: string): Promise<Worker> {
+  const worker = new Worker(new URL('./embedded-host.js', import.meta.url), {
+    workerData: { dataDir: path.join(dataDir, 'pgdata'), socketPath },
+  });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (message: { type: string; message?: string }) => {
+      if (message.type === 'ready') resolve(worker);
+      else reject(new Error(`La base embarquée n'a pas démarré : ${message.message ?? message.type}`));
+    });
+    worker.once('error', reject);
+  });
+}
+
+/**
+ * Starts hosting dataDir in this process. Returns undefined when another live process hosts it
+ * (the caller then connects to that host's socket).
+ */
+export async function startHost(dataDir: string, role: HostRole): Promise<EmbeddedHost | undefined> {
+  const socketDir = socketDirFor(dataDir);
+  if (!tryLock(dataDir, { pid: process.pid, role, socketDir })) return undefined;
+  const release = (): void => fs.rmSync(path.join(dataDir, LOCK_FILE), { force: true });
+  let worker: Worker;
+  try {
+    fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+    worker = await startWorker(dataDir, path.join(socketDir, SOCKET_NAME));
+  } catch (error) {
+    release();
+    throw error;
+  }
+  process.once('exit', release);
+  let closing: Promise<void> | undefined;
+  return {
+    socketDir,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => void worker.terminate().then(() => resolve()), 10_000);
+        worker.once('message', () => {
+          clearTimeout(timer);
+          void worker.terminate().then(() => resolve());
+        });
+        worker.postMessage({ type: 'close' });
+      }).finally(() => {
+        release();
+        process.removeListener('exit', release);
+      });
+      return closing;
+    },
+  };
+}

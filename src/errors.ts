@@ -1,0 +1,40 @@
+// One catalogue of errors (STYLE): each kind has a code, an HTTP status and a French message.
+// src/api/errors.ts is the one place that turns them into responses.
+
+export const ERROR_KINDS = {
+  INVALID_PARAMETER: { status: 400, doc: 'A query parameter is malformed or out of range (E1, P3–P6).' },
+  MISSING_METRICS: { status: 400, doc: 'No metric was requested (P1).' },
+  UNKNOWN_IDENTIFIERS: { status: 400, doc: 'Unknown dimension or metric ids (P2).' },
+  UNAUTHENTICATED: { status: 401, doc: 'Missing, malformed, unknown or revoked API key (K3).' },
+  SUBSCRIPTION_INACTIVE: { status: 401, doc: 'The organization subscription is stopped or its trial ended (K3).' },
+  NOT_FOUND: { status: 404, doc: 'Unknown path, or unknown object named by an operator command (E2).' },
+  METHOD_NOT_ALLOWED: { status: 405, doc: 'The API is read-only (B2).' },
+  CONFLICT: { status: 409, doc: 'The object already exists (operator commands).' },
+  RATE_LIMITED: { status: 429, doc: 'Too many requests for this key in the window (R1).' },
+  AUTH_FAILURES_LIMITED: { status: 429, doc: 'Too many failed authentications from this address (R2).' },
+  INVALID_IMPORT: { status: 422, doc: 'An order file has invalid lines (I1).' },
+  INTERNAL: { status: 500, doc: 'Unexpected failure; the response carries a request id only (E2).' },
+  DATABASE_UNAVAILABLE: { status: 503, doc: 'The database cannot be reached; retry later (E2).' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_KINDS;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra fields merged into the JSON body, e.g. unknownDimensions (P2). */
+  readonly body: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, body: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_KINDS[code].status;
+    this.body = body;
+  }
+}
+
+export const invalidParameter = (name: string, value: string, expected: string): AppError =>
+  new AppError('INVALID_PARAMETER', `Paramètre ${name} invalide : « ${value} » (${expected})`);
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
