@@ -6,7 +6,10 @@ export const ERROR_KINDS = {
   MISSING_METRICS: { status: 400, doc: 'No metric was requested (P1).' },
   UNKNOWN_IDENTIFIERS: { status: 400, doc: 'Unknown dimension or metric ids (P2).' },
   UNAUTHENTICATED: { status: 401, doc: 'Missing, malformed, unknown or revoked API key (K3).' },
-  SUBSCRIPTION_INACTIVE: { status: 401, doc: 'The organization subscription is stopped or its trial ended (K3).' },
+  SUBSCRIPTION_INACTIVE: {
+    status: 401,
+    doc: 'The organization subscription is stopped or its trial ended (K3).',
+  },
   NOT_FOUND: { status: 404, doc: 'Unknown path, or unknown object named by an operator command (E2).' },
   METHOD_NOT_ALLOWED: { status: 405, doc: 'The API is read-only (B2).' },
   CONFLICT: { status: 409, doc: 'The object already exists (operator commands).' },

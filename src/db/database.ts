@@ -21,8 +21,21 @@ export interface Database extends Queryable {
 }
 
 const CONNECTION_ERROR_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
-  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOENT',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
 ]);
 
 /** True when the database could not be reached, as opposed to a faulty statement. */
@@ -37,7 +50,10 @@ export function isConnectionError(error: unknown): boolean {
 
 function unavailable(error: unknown): unknown {
   if (!isConnectionError(error)) return error;
-  const wrapped = new AppError('DATABASE_UNAVAILABLE', 'Base de données momentanément indisponible, réessayez plus tard');
+  const wrapped = new AppError(
+    'DATABASE_UNAVAILABLE',
+    'Base de données momentanément indisponible, réessayez plus tard',
+  );
   wrapped.cause = error;
   return wrapped;
 }
@@ -116,7 +132,8 @@ async function openEmbedded(config: Config, options: OpenOptions): Promise<Datab
       throw new Error(`Le dossier ${config.dataDir} est déjà servi par le processus ${other.pid}`);
     }
     // Another command holds the embedded database for a moment: wait for it.
-    if (waited > 120_000) throw new Error(`Le dossier ${config.dataDir} reste occupé par le processus ${other?.pid}`);
+    if (waited > 120_000)
+      throw new Error(`Le dossier ${config.dataDir} reste occupé par le processus ${other?.pid}`);
     await new Promise((r) => setTimeout(r, 250));
   }
   return new PoolDatabase('embedded', embeddedPool(host.socketDir, options.poolSize ?? 4), host);

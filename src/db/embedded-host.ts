@@ -50,5 +50,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  parentPort?.postMessage({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+  parentPort?.postMessage({
+    type: 'failed',
+    message: error instanceof Error ? error.message : String(error),
+  });
 });

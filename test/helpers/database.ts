@@ -1,0 +1,63 @@
+// A fresh, migrated database on the engine the run is for (TEST_ENGINE=embedded|postgres):
+// a new DATA_DIR for PGlite, a new database on the PostgreSQL server.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
+
+export const engine = (process.env.TEST_ENGINE ?? 'embedded') as 'embedded' | 'postgres';
+
+export interface TestDatabase {
+  config: Config;
+  db: Database;
+  /** Closes the database and removes everything it created. */
+  cleanup(): Promise<void>;
+}
+
+/** Configuration for a fresh empty database; env overrides the rest of the configuration. */
+export async function freshConfig(
+  env: Record<string, string> = {},
+): Promise<{ config: Config; drop(): Promise<void> }> {
+  if (engine === 'embedded') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-test-'));
+    return {
+      config: loadConfig({ DATA_DIR: dir, ...env }),
+      drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `sm_test_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    config: loadConfig({ DATABASE_URL: url.toString(), ...env }),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export async function openTestDatabase(env: Record<string, string> = {}): Promise<TestDatabase> {
+  const { config, drop } = await freshConfig(env);
+  const db = await openDatabase(config, { role: 'server' });
+  await migrate(db);
+  return {
+    config,
+    db,
+    async cleanup() {
+      await db.close();
+      await drop();
+    },
+  };
+}
