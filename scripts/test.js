@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Runs the unit tests, then the integration tests once per database engine (embedded PGlite,
 // PostgreSQL server), and ends with one line "N passed, N failed".
-// PostgreSQL comes from TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres);
-// when it cannot be reached the PostgreSQL run fails under CI=true and is skipped elsewhere.
+// PostgreSQL comes from TEST_DATABASE_URL, or else from a throwaway cluster started on 127.0.0.1
+// when Debian's server binaries are installed; without either, the PostgreSQL run fails under
+// CI=true and is skipped elsewhere.
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { once } from 'node:events';
+import { startTempPostgres } from './temp-postgres.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const only = process.argv.slice(2); // e.g. `npm test -- unit` or `npm test -- integration:embedded`
@@ -53,11 +55,16 @@ async function suite(name, dir, env) {
   await once(reporter, 'end');
 }
 
-const pgUrl = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 await suite('unit', 'unit', {});
 await suite('integration:embedded', 'integration', { TEST_ENGINE: 'embedded' });
 if (only.length === 0 || only.some((o) => 'integration:postgres'.startsWith(o))) {
-  if (await postgresReachable(pgUrl)) {
+  let temp;
+  if (!process.env.TEST_DATABASE_URL) {
+    temp = await startTempPostgres().catch((error) => console.error(`Could not start PostgreSQL: ${error.message}`));
+    if (temp) console.log(`\nStarted a throwaway PostgreSQL at ${temp.url}`);
+  }
+  const pgUrl = process.env.TEST_DATABASE_URL || temp?.url;
+  if (pgUrl && (await postgresReachable(pgUrl))) {
     await suite('integration:postgres', 'integration', { TEST_ENGINE: 'postgres', TEST_DATABASE_URL: pgUrl });
   } else if (process.env.CI === 'true') {
     console.error('CI=true and PostgreSQL is not reachable: the PostgreSQL run fails.');
@@ -65,6 +72,7 @@ if (only.length === 0 || only.some((o) => 'integration:postgres'.startsWith(o)))
   } else {
     console.log('\n=== integration:postgres skipped (no PostgreSQL server; CI fails instead)');
   }
+  temp?.stop();
 }
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 || passed === 0 ? 1 : 0;

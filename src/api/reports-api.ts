@@ -1,0 +1,123 @@
+// The public read-only API (SPEC sections 6–11). Routes are thin: check input, call the core, map
+// the result or the error to HTTP.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import { DIMENSIONS, METRICS } from '../catalog.js';
+import type { Config } from '../config.js';
+import type { Queryable } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { authenticateApiKey, LastUsedRecorder, type ApiCaller } from '../auth/authenticate.js';
+import type { ReportEngine } from '../metrics/engine.js';
+import { parseTabularQuery, type RawQuery, type TabularQuery } from '../query/parse.js';
+import { planReport } from '../query/plan.js';
+import type { AuthFailureCounter } from './auth-failures.js';
+import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: ApiCaller;
+  }
+}
+
+export interface ReportsApiDeps {
+  readonly config: Config;
+  readonly db: Queryable;
+  readonly engine: ReportEngine;
+  readonly cache: ResponseCache;
+  readonly authFailures: AuthFailureCounter;
+  readonly timeZones: () => Promise<ReadonlySet<string>>;
+}
+
+const CATALOG_BODY = JSON.stringify({ dimensions: DIMENSIONS, metrics: METRICS }); // G1
+
+function limitHeaders(reply: FastifyReply, limit: number, remaining: number, resetS: number): void {
+  reply.header('x-ratelimit-limit', String(limit));
+  reply.header('x-ratelimit-remaining', String(Math.max(0, remaining)));
+  reply.header('x-ratelimit-reset', String(resetS));
+}
+
+function cacheKey(organizationId: string, caller: ApiCaller, q: TabularQuery): string {
+  // C1 plus the Report settings, so that a settings change is never hidden by a cached answer.
+  const { excludedStatuses, deductions } = caller.organization.settings;
+  return JSON.stringify([organizationId, q.dimensions, q.metrics, q.from, q.to, q.timezone, q.limit, excludedStatuses, deductions]);
+}
+
+export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Promise<void> {
+  const { config } = deps;
+  const lastUsed = new LastUsedRecorder(deps.db, (error) => app.log.warn({ err: error }, 'last-used update failed'));
+
+  // Authentication runs first (C1), behind the failed-authentication limit (R2).
+  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const address = request.ip;
+    const failures = await deps.authFailures.peek(address);
+    if (failures.count >= config.authFailureLimit) {
+      limitHeaders(reply, config.authFailureLimit, 0, failures.resetS);
+      reply.header('retry-after', String(failures.resetS));
+      throw new AppError(
+        'AUTH_FAILURES_LIMITED',
+        `Trop d’échecs d’authentification depuis cette adresse : réessayez dans ${failures.resetS} s`,
+      );
+    }
+    try {
+      request.caller = await authenticateApiKey(deps.db, request.headers.authorization);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'UNAUTHENTICATED') await deps.authFailures.add(address);
+      throw error;
+    }
+    lastUsed.record(request.caller);
+  }
+
+  // One store for both routes of this plugin: the limit is per key, across the API (R1).
+  await app.register(rateLimit, {
+    global: true,
+    hook: 'preHandler', // after authentication: the limit is per key (R1)
+    max: config.rateLimitMax,
+    timeWindow: config.rateLimitWindowS * 1000,
+    keyGenerator: (request) => `key:${request.caller?.keyId ?? request.ip}`,
+    errorResponseBuilder: (_request, context) =>
+      new AppError(
+        'RATE_LIMITED',
+        `Trop de requêtes : ${context.max} requêtes par ${config.rateLimitWindowS} s au plus pour une clé, réessayez dans ${context.after}`,
+      ),
+  });
+  app.get('/api/reports/catalog', { onRequest: authenticate }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(CATALOG_BODY),
+  );
+
+  app.get('/api/reports/tabular', { onRequest: authenticate }, async (request, reply) => {
+    const caller = request.caller as ApiCaller;
+    const zones = await deps.timeZones();
+    const query = parseTabularQuery(request.query as RawQuery, { isTimeZone: (name) => zones.has(name) });
+    const key = cacheKey(caller.organization.id, caller, query);
+    let answer = await deps.cache.get(key);
+    if (!answer) {
+      const { rows, truncated } = await deps.engine.run(planReport(query, caller.organization));
+      const body = {
+        dimensions: query.dimensions,
+        metrics: query.metrics,
+        from: query.from,
+        to: query.to,
+        timezone: query.timezone,
+        rows,
+        rowCount: rows.length,
+      };
+      answer = { body: JSON.stringify(body), truncated };
+      await deps.cache.set(key, answer);
+    }
+    reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`);
+    if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6
+    return reply.type('application/json; charset=utf-8').send(answer.body);
+  });
+}
+
+/** B2: the API is read-only. Registered outside reportsApi so that it is not rate limited per key. */
+export async function readOnlyApi(app: FastifyInstance): Promise<void> {
+  app.route({
+    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    url: '/api/*',
+    handler: async (request, reply) => {
+      reply.header('allow', 'GET, HEAD, OPTIONS');
+      throw new AppError('METHOD_NOT_ALLOWED', `Méthode ${request.method} non autorisée : l’API est en lecture seule (GET)`);
+    },
+  });
+}

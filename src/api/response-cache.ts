@@ -1,0 +1,31 @@
+// C1: successful tabular answers kept for up to 60 s, keyed by organization and resolved query.
+import { LRUCache } from 'lru-cache';
+
+export interface CachedAnswer {
+  readonly body: string;
+  readonly truncated: boolean;
+}
+
+export interface ResponseCache {
+  get(key: string): Promise<CachedAnswer | undefined>;
+  set(key: string, answer: CachedAnswer): Promise<void>;
+}
+
+export const CACHE_TTL_S = 60;
+
+export class MemoryResponseCache implements ResponseCache {
+  private readonly entries = new LRUCache<string, CachedAnswer>({
+    max: 10_000,
+    maxSize: 256 * 1024 * 1024,
+    sizeCalculation: (answer) => answer.body.length + 64,
+    ttl: CACHE_TTL_S * 1000,
+  });
+
+  async get(key: string): Promise<CachedAnswer | undefined> {
+    return this.entries.get(key);
+  }
+
+  async set(key: string, answer: CachedAnswer): Promise<void> {
+    this.entries.set(key, answer);
+  }
+}

@@ -1,0 +1,73 @@
+// K3/K4: who is calling. Every request looks its key up afresh (no key cache), so revocation and
+// subscription changes apply to the very next request on every instance.
+import type { Queryable } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { ORGANIZATION_COLUMNS, isSubscriptionActive, toOrganization, type Organization } from '../domain/organizations.js';
+import { hashKey, isWellFormedKey } from './keys.js';
+
+export interface ApiCaller {
+  readonly keyId: string;
+  readonly organization: Organization;
+}
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+const unauthenticated = (message: string): AppError => new AppError('UNAUTHENTICATED', message);
+
+/** The key of an Authorization header, or an AppError saying what is wrong with the header. */
+export function bearerKey(header: string | undefined): string {
+  if (header === undefined || header.trim() === '') {
+    throw unauthenticated('En-tête Authorization manquant : envoyez « Authorization: Bearer <clé API> »');
+  }
+  const match = BEARER.exec(header);
+  if (!match?.[1]) {
+    throw unauthenticated('Schéma d’authentification non pris en charge : envoyez « Authorization: Bearer <clé API> »');
+  }
+  return match[1];
+}
+
+export async function authenticateApiKey(db: Queryable, header: string | undefined): Promise<ApiCaller> {
+  const key = bearerKey(header);
+  // K1: a malformed key or a bad checksum is refused without a database lookup.
+  if (!isWellFormedKey(key)) throw unauthenticated('Clé API mal formée');
+  const rows = await db.query(
+    `SELECT k.id AS key_id, k.revoked_at, ${ORGANIZATION_COLUMNS}
+     FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+     WHERE k.key_hash = $1`,
+    [hashKey(key)],
+  );
+  const row = rows[0];
+  if (!row || row.revoked_at !== null) throw unauthenticated('Clé API inconnue ou révoquée');
+  const organization = toOrganization(row);
+  if (!isSubscriptionActive(organization)) {
+    throw new AppError(
+      'SUBSCRIPTION_INACTIVE',
+      'Abonnement inactif : l’abonnement de l’organisation est arrêté ou sa période d’essai est terminée',
+    );
+  }
+  return { keyId: String(row.key_id), organization };
+}
+
+/** K5: "last used" is written at most once a minute per key, without delaying the response. */
+export class LastUsedRecorder {
+  private readonly writtenAt = new Map<string, number>();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  record(caller: ApiCaller, now = Date.now()): void {
+    const previous = this.writtenAt.get(caller.keyId);
+    if (previous !== undefined && now - previous < 60_000) return;
+    this.writtenAt.set(caller.keyId, now);
+    if (this.writtenAt.size > 100_000) this.writtenAt.clear();
+    this.db
+      .query(
+        `UPDATE api_keys SET last_used_at = now() WHERE organization_id = $1 AND id = $2
+           AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+        [caller.organization.id, caller.keyId],
+      )
+      .catch(this.onError);
+  }
+}

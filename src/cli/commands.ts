@@ -1,0 +1,230 @@
+// The sub-commands. Each opens the database like the server does (joining a running server's
+// embedded database through its socket, X1), calls one core function, prints the result.
+import type { Config } from '../config.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { AppError } from '../errors.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.js';
+import { createOrganization, findOrganization, setSubscription, updateReportSettings } from '../domain/organizations.js';
+import { addStore } from '../domain/stores.js';
+import { addUserToOrganization } from '../domain/users.js';
+import { importOrderFile, type ImportResult } from '../ingest/import.js';
+
+export interface CommandContext {
+  readonly config: Config;
+  readonly json: boolean;
+  readonly values: Record<string, string | boolean | undefined>;
+  readonly positionals: string[];
+  print(result: unknown, text: string): void;
+  progress(line: string): void;
+  warn(line: string): void;
+}
+
+interface Command {
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  positionals?: boolean;
+  run(context: CommandContext): Promise<number>;
+}
+
+const text = { type: 'string' } as const;
+
+function required(context: CommandContext, name: string): string {
+  const value = context.values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new AppError('INVALID_PARAMETER', `option --${name} requise`);
+  return value.trim();
+}
+
+async function withDatabase<T>(context: CommandContext, work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase(context.config, { role: 'cli' });
+  try {
+    await migrate(db);
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const list = (value: string | boolean | undefined): string[] | undefined =>
+  typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter((s) => s !== '') : undefined;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function importSummary(r: ImportResult): string {
+  return `${r.imported} commandes importées, ${r.updated} remplacées, ${r.rejected} lignes refusées`;
+}
+
+export const COMMANDS: Record<string, Command> = {
+  serve: {
+    options: {},
+    async run(context) {
+      const { serve } = await import('../main.js');
+      await serve(context.config);
+      return 0;
+    },
+  },
+  migrate: {
+    options: {},
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const applied = await migrate(db);
+        context.print({ applied }, applied.length ? `Migrations appliquées : ${applied.join(', ')}` : 'Schéma à jour');
+        return 0;
+      }),
+  },
+  'org create': {
+    options: { name: text, currency: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await createOrganization(db, {
+          name: required(context, 'name'),
+          currency: typeof context.values.currency === 'string' ? context.values.currency : undefined,
+        });
+        context.print({ slug: org.slug }, `Organisation créée : ${org.slug} (essai jusqu’au ${org.trialEndsOn})`);
+        return 0;
+      }),
+  },
+  'store add': {
+    options: { org: text, address: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const address = await addStore(db, org.id, required(context, 'address'));
+        context.print({ address }, `Boutique connectée : ${address}`);
+        return 0;
+      }),
+  },
+  import: {
+    options: { org: text, 'skip-invalid': { type: 'boolean' } },
+    positionals: true,
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        if (context.positionals.length === 0) throw new AppError('INVALID_PARAMETER', 'aucun fichier à importer');
+        const total: ImportResult = { imported: 0, updated: 0, rejected: 0, errors: [] };
+        let failed = false;
+        for (const file of context.positionals) {
+          let result: ImportResult;
+          try {
+            result = await importOrderFile(db, org.id, file, {
+              skipInvalid: context.values['skip-invalid'] === true,
+              onProgress: (p) => context.progress(`${file} : ${p.lines} lignes lues, ${Math.round(p.ordersPerSecond)} commandes/s`),
+            });
+          } catch (error) {
+            if (!(error instanceof AppError && error.code === 'INVALID_IMPORT')) throw error;
+            failed = true;
+            const errors = (error.body.errors ?? []) as ImportResult['errors'];
+            result = { imported: 0, updated: 0, rejected: new Set(errors.map((e) => e.line)).size, errors };
+            context.warn(`${file} : ${error.message}`);
+          }
+          context.progress('');
+          for (const e of result.errors) context.warn(`${file}:${e.line} : ${e.field} : ${e.message}`);
+          total.imported += result.imported;
+          total.updated += result.updated;
+          total.rejected += result.rejected;
+          if (context.json) total.errors.push(...result.errors.map((e) => ({ ...e, file })));
+        }
+        const { errors, ...counts } = total;
+        context.print(context.json && errors.length ? total : counts, importSummary(total));
+        return failed ? 1 : 0;
+      }),
+  },
+  'key create': {
+    options: { org: text, name: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const { key, prefix } = await createApiKey(db, org.id, required(context, 'name'));
+        context.print({ key, prefix }, `${key}\n\nCette clé ne sera plus affichée : copiez-la maintenant (préfixe ${prefix}).`);
+        return 0;
+      }),
+  },
+  'key list': {
+    options: { org: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const keys = (await listApiKeys(db, org.id)).map((k) => ({
+          name: k.name,
+          prefix: k.prefix,
+          createdAt: k.createdAt.toISOString(),
+          lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+          state: k.revokedAt ? 'revoked' : 'active',
+        }));
+        const lines = keys.map((k) => `${k.prefix}  ${k.state.padEnd(7)}  créée ${k.createdAt}  utilisée ${k.lastUsedAt ?? 'jamais'}  ${k.name}`);
+        context.print({ keys }, lines.length ? lines.join('\n') : 'Aucune clé');
+        return 0;
+      }),
+  },
+  'key revoke': {
+    options: { org: text, prefix: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const prefix = required(context, 'prefix');
+        await revokeApiKey(db, org.id, prefix);
+        context.print({ revoked: prefix }, `Clé ${prefix} révoquée`);
+        return 0;
+      }),
+  },
+  'settings set': {
+    options: { org: text, 'excluded-statuses': text, deductions: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        await updateReportSettings(db, org.id, {
+          excludedStatuses: list(context.values['excluded-statuses']),
+          deductions: list(context.values.deductions),
+        });
+        const { settings } = await findOrganization(db, org.slug);
+        context.print(settings, `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`);
+        return 0;
+      }),
+  },
+  'settings show': {
+    options: { org: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const { settings } = await findOrganization(db, required(context, 'org'));
+        context.print(settings, `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`);
+        return 0;
+      }),
+  },
+  'subscription set': {
+    options: { org: text, state: text, 'trial-ends': text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const trialEnds = context.values['trial-ends'];
+        await setSubscription(db, org.id, required(context, 'state'), typeof trialEnds === 'string' ? trialEnds : undefined);
+        const updated = await findOrganization(db, org.slug);
+        context.print(
+          { state: updated.subscriptionState, trialEndsOn: updated.trialEndsOn },
+          `Abonnement : ${updated.subscriptionState}${updated.subscriptionState === 'trialing' ? ` (essai jusqu’au ${updated.trialEndsOn ?? '—'})` : ''}`,
+        );
+        return 0;
+      }),
+  },
+  'user create': {
+    options: { org: text, email: text, 'password-stdin': { type: 'boolean' } },
+    run: async (context) => {
+      if (context.values['password-stdin'] !== true) {
+        throw new AppError('INVALID_PARAMETER', 'le mot de passe se donne sur l’entrée standard : ajoutez --password-stdin');
+      }
+      const password = (await readStdin()).replace(/\r?\n$/, '');
+      return withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const email = required(context, 'email');
+        const { created } = await addUserToOrganization(db, org.id, email, password);
+        context.print(
+          { email: email.toLowerCase(), created },
+          created ? `Utilisateur créé : ${email}` : `Utilisateur existant ajouté à ${org.slug} (mot de passe inchangé)`,
+        );
+        return 0;
+      });
+    },
+  },
+};

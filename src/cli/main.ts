@@ -1,0 +1,69 @@
+// `sales-metrics`: the operator's command line (SPEC section 12). Every sub-command accepts --json,
+// exits 0 on success and non-zero with a clear message on standard error.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ConfigError, loadConfig } from '../config.js';
+import { isAppError } from '../errors.js';
+import { COMMANDS, type CommandContext } from './commands.js';
+
+const USAGE = `Usage : sales-metrics <commande> [options] [--json]
+
+  serve                                              lance l’API (et l’application web)
+  migrate                                            crée ou met à jour le schéma
+  org create --name N [--currency EUR]               crée une organisation (en essai)
+  store add --org SLUG --address URL                 connecte une boutique
+  import --org SLUG [--skip-invalid] FICHIER…        importe des commandes (.ndjson, .jsonl, .csv, - pour l’entrée standard)
+  key create --org SLUG --name N                     crée une clé API (affichée une seule fois)
+  key list --org SLUG                                liste les clés
+  key revoke --org SLUG --prefix P                   révoque une clé
+  settings set --org SLUG [--excluded-statuses a,b] [--deductions refunds,taxes,shipping,fees]
+  settings show --org SLUG
+  subscription set --org SLUG --state trialing|active|stopped [--trial-ends AAAA-MM-JJ]
+  user create --org SLUG --email E --password-stdin
+
+Configuration : variables d’environnement (DATABASE_URL, DATA_DIR…), voir le README.`;
+
+export class UsageError extends Error {}
+
+export async function runCli(argv: readonly string[]): Promise<number> {
+  const json = argv.includes('--json');
+  const fail = (message: string, extra: Record<string, unknown> = {}): number => {
+    if (json) process.stderr.write(`${JSON.stringify({ error: message, ...extra })}\n`);
+    else process.stderr.write(`sales-metrics : ${message}\n`);
+    return 1;
+  };
+  const args = argv.filter((a) => a !== '--json');
+  if (args.length === 0 || args[0] === '--help' || args[0] === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return args.length === 0 ? 1 : 0;
+  }
+  const name = [args[0], args[1]].join(' ');
+  const command = COMMANDS[name] ?? COMMANDS[args[0] ?? ''];
+  if (!command) return fail(`commande inconnue : « ${args.slice(0, 2).join(' ')} »\n\n${USAGE}`);
+  const rest = args.slice(COMMANDS[name] ? 2 : 1);
+  try {
+    const parsed = parseArgs({
+      args: rest,
+      options: command.options as ParseArgsConfig['options'],
+      allowPositionals: command.positionals ?? false,
+      strict: true,
+    });
+    const config = loadConfig();
+    const context: CommandContext = {
+      config,
+      json,
+      values: parsed.values as Record<string, string | boolean | undefined>,
+      positionals: parsed.positionals,
+      print: (result, text) => process.stdout.write(`${json ? JSON.stringify(result) : text}\n`),
+      progress: (line) => {
+        if (process.stderr.isTTY && !json) process.stderr.write(`\r${line}\x1b[K`);
+      },
+      warn: (line) => process.stderr.write(`${line}\n`),
+    };
+    return await command.run(context);
+  } catch (error) {
+    if (isAppError(error)) return fail(error.message, error.code === 'INVALID_IMPORT' ? { ...error.body } : {});
+    if (error instanceof ConfigError || error instanceof UsageError) return fail(error.message);
+    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return fail((error as Error).message);
+    return fail(error instanceof Error ? error.message : String(error));
+  }
+}

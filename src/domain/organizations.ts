@@ -1,0 +1,135 @@
+// Organizations: creation, subscription state (K3) and Report settings (S1, S2, S4).
+import { DEDUCTIONS, type Deduction, type ReportSettings } from '../catalog.js';
+import type { Database, Queryable } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { refreshFirstOrders } from '../metrics/first-orders.js';
+import { addDays, parseDay, todayUtc } from '../query/dates.js';
+
+export type SubscriptionState = 'trialing' | 'active' | 'stopped';
+export const SUBSCRIPTION_STATES: readonly SubscriptionState[] = ['trialing', 'active', 'stopped'];
+export const TRIAL_DAYS = 14;
+
+export interface Organization {
+  readonly id: string;
+  readonly slug: string;
+  readonly name: string;
+  readonly currency: string;
+  readonly subscriptionState: SubscriptionState;
+  /** Last day of the trial (UTC), when trialing. */
+  readonly trialEndsOn: string | null;
+  readonly settings: ReportSettings;
+}
+
+export const ORGANIZATION_COLUMNS = `o.id, o.slug, o.name, o.currency, o.subscription_state, o.trial_ends_on,
+  o.excluded_statuses, o.deductions`;
+
+export function toOrganization(row: Record<string, unknown>): Organization {
+  return {
+    id: String(row.id),
+    slug: String(row.slug),
+    name: String(row.name),
+    currency: String(row.currency),
+    subscriptionState: row.subscription_state as SubscriptionState,
+    trialEndsOn: (row.trial_ends_on as string | null) ?? null,
+    settings: {
+      excludedStatuses: row.excluded_statuses as string[],
+      deductions: row.deductions as Deduction[],
+    },
+  };
+}
+
+/** K3: stopped, or a trial whose last day (UTC) has passed. */
+export function isSubscriptionActive(org: Organization, today = todayUtc()): boolean {
+  if (org.subscriptionState === 'stopped') return false;
+  if (org.subscriptionState === 'trialing' && org.trialEndsOn !== null) return today <= org.trialEndsOn;
+  return true;
+}
+
+export async function findOrganization(db: Queryable, slug: string): Promise<Organization> {
+  const rows = await db.query(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations o WHERE o.slug = $1`, [slug]);
+  if (!rows[0]) throw new AppError('NOT_FOUND', `Organisation inconnue : « ${slug} »`);
+  return toOrganization(rows[0]);
+}
+
+export function slugify(name: string): string {
+  const base = name
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return base || 'organisation';
+}
+
+export async function createOrganization(
+  db: Database,
+  input: { name: string; currency?: string; today?: string },
+): Promise<Organization> {
+  const name = input.name.trim();
+  if (name === '') throw new AppError('INVALID_PARAMETER', 'Le nom de l’organisation est requis');
+  const currency = (input.currency ?? 'EUR').toUpperCase();
+  if (!/^[A-Z]{3}$/.test(currency)) {
+    throw new AppError('INVALID_PARAMETER', `Devise invalide : « ${input.currency} » (code ISO 4217 attendu, ex. EUR)`);
+  }
+  const trialEndsOn = addDays(input.today ?? todayUtc(), TRIAL_DAYS);
+  const base = slugify(name);
+  for (let n = 1; ; n++) {
+    const slug = n === 1 ? base : `${base}-${n}`;
+    const rows = await db.query(
+      `INSERT INTO organizations AS o (slug, name, currency, trial_ends_on) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (slug) DO NOTHING RETURNING ${ORGANIZATION_COLUMNS}`,
+      [slug, name, currency, trialEndsOn],
+    );
+    if (rows[0]) return toOrganization(rows[0]);
+  }
+}
+
+export async function setSubscription(
+  db: Queryable,
+  organizationId: string,
+  state: string,
+  trialEndsOn?: string,
+): Promise<void> {
+  if (!SUBSCRIPTION_STATES.includes(state as SubscriptionState)) {
+    throw new AppError('INVALID_PARAMETER', `État d’abonnement invalide : « ${state} » (trialing, active ou stopped)`);
+  }
+  if (trialEndsOn !== undefined && parseDay(trialEndsOn) === undefined) {
+    throw new AppError('INVALID_PARAMETER', `Date de fin d’essai invalide : « ${trialEndsOn} » (AAAA-MM-JJ)`);
+  }
+  await db.query(
+    `UPDATE organizations SET subscription_state = $2,
+       trial_ends_on = CASE WHEN $2 = 'trialing' THEN coalesce($3::date, trial_ends_on) ELSE trial_ends_on END
+     WHERE id = $1`,
+    [organizationId, state, trialEndsOn ?? null],
+  );
+}
+
+export function parseDeductions(values: readonly string[]): Deduction[] {
+  const unknown = values.filter((v) => !DEDUCTIONS.includes(v as Deduction));
+  if (unknown.length > 0) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Déductions inconnues : ${unknown.join(', ')} (choix possibles : ${DEDUCTIONS.join(', ')})`,
+    );
+  }
+  return DEDUCTIONS.filter((d) => values.includes(d));
+}
+
+/** S4: settings apply to every past order; first orders (U2) are recomputed in the same transaction. */
+export async function updateReportSettings(
+  db: Database,
+  organizationId: string,
+  change: { excludedStatuses?: readonly string[]; deductions?: readonly string[] },
+): Promise<void> {
+  const deductions = change.deductions === undefined ? null : parseDeductions(change.deductions);
+  const excluded = change.excludedStatuses === undefined ? null : [...new Set(change.excludedStatuses)];
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `UPDATE organizations SET excluded_statuses = coalesce($2::text[], excluded_statuses),
+         deductions = coalesce($3::text[], deductions) WHERE id = $1`,
+      [organizationId, excluded, deductions],
+    );
+    if (excluded !== null) await refreshFirstOrders(tx, organizationId, 'all');
+  });
+}

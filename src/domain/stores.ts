@@ -1,0 +1,29 @@
+// Stores connected to an organization. Their address is the `store` dimension's value.
+import type { Queryable } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { isValidStoreAddress, normalizeStoreAddress } from '../ingest/store-address.js';
+
+/** Connects a store by its public URL; returns the address as stored. */
+export async function addStore(db: Queryable, organizationId: string, rawAddress: string): Promise<string> {
+  if (!isValidStoreAddress(rawAddress)) {
+    throw new AppError('INVALID_PARAMETER', `Adresse de boutique invalide : « ${rawAddress} » (URL http(s) attendue)`);
+  }
+  const address = normalizeStoreAddress(rawAddress);
+  const rows = await db.query(
+    `INSERT INTO stores (organization_id, address) VALUES ($1, $2)
+     ON CONFLICT (organization_id, address) DO NOTHING RETURNING id`,
+    [organizationId, address],
+  );
+  if (rows.length === 0) throw new AppError('CONFLICT', `Boutique déjà connectée : ${address}`);
+  return address;
+}
+
+export async function listStores(db: Queryable, organizationId: string): Promise<{ address: string; orders: number }[]> {
+  const rows = await db.query<{ address: string; orders: string }>(
+    `SELECT s.address, count(o.*) AS orders FROM stores s
+     LEFT JOIN orders o ON o.organization_id = s.organization_id AND o.store_id = s.id
+     WHERE s.organization_id = $1 GROUP BY s.id, s.address ORDER BY s.address`,
+    [organizationId],
+  );
+  return rows.map((r) => ({ address: r.address, orders: Number(r.orders) }));
+}

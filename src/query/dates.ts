@@ -1,0 +1,53 @@
+// Calendar days as 'YYYY-MM-DD' strings, computed in UTC (T1, P3, P4).
+
+const DAY_MS = 86_400_000;
+const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** The day, or undefined when the text is not exactly YYYY-MM-DD of a real calendar day (P3). */
+export function parseDay(text: string): string | undefined {
+  const match = ISO_DAY.exec(text);
+  if (!match) return undefined;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  return text;
+}
+
+export function daysInMonth(year: number, month: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, 0); // day 0 of the next month: the last day of this one
+  return date.getUTCDate();
+}
+
+function toDate(day: string): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10)));
+  return date;
+}
+
+function fromDate(date: Date): string {
+  const year = String(date.getUTCFullYear()).padStart(4, '0');
+  return `${year}-${String(date.getUTCMonth() + 1).padStart(2, '0')}-${String(date.getUTCDate()).padStart(2, '0')}`;
+}
+
+export function addDays(day: string, days: number): string {
+  return fromDate(new Date(toDate(day).getTime() + days * DAY_MS));
+}
+
+export function todayUtc(now: Date = new Date()): string {
+  return fromDate(now);
+}
+
+/** P4: the earliest `from` allowed for `to` — two calendar years back, plus one day. */
+export function earliestFrom(to: string): string {
+  const year = Number(to.slice(0, 4)) - 2;
+  const month = Number(to.slice(5, 7));
+  const day = Math.min(Number(to.slice(8, 10)), daysInMonth(year, month));
+  if (year < 1) return '0001-01-01';
+  const twoYearsBack = `${String(year).padStart(4, '0')}-${to.slice(5, 7)}-${String(day).padStart(2, '0')}`;
+  return addDays(twoYearsBack, 1);
+}
+
+/** The instant a UTC day starts, as an ISO string PostgreSQL reads unambiguously. */
+export function dayStart(day: string): string {
+  return `${day}T00:00:00Z`;
+}

@@ -1,0 +1,40 @@
+// Step 2: a checked query and the authenticated organization's settings into a plan that says
+// exactly what to compute. Pure, so a plan can be shown without a database (a dry run).
+import type { DimensionId, MetricId, ReportSettings } from '../catalog.js';
+import { addDays, dayStart } from './dates.js';
+import type { TabularQuery } from './parse.js';
+
+export interface ReportPlan {
+  /** Tenancy: the compiler filters every statement by this id. */
+  readonly organizationId: string;
+  readonly dimensions: readonly DimensionId[];
+  readonly metrics: readonly MetricId[];
+  /** T1: orders with periodStart ≤ created_at < periodEnd, instants in UTC. */
+  readonly periodStart: string;
+  readonly periodEnd: string;
+  readonly timezone: string;
+  readonly limit: number;
+  readonly settings: ReportSettings;
+  /** Customer type (U3) needs each customer's first counted order. */
+  readonly needsFirstOrders: boolean;
+}
+
+const FIRST_ORDER_METRICS: ReadonlySet<MetricId> = new Set(['new_customers', 'returning_customers']);
+
+export function planReport(
+  query: TabularQuery,
+  organization: { readonly id: string; readonly settings: ReportSettings },
+): ReportPlan {
+  return {
+    organizationId: organization.id,
+    dimensions: query.dimensions,
+    metrics: query.metrics,
+    periodStart: dayStart(query.from),
+    periodEnd: dayStart(addDays(query.to, 1)),
+    timezone: query.timezone,
+    limit: query.limit,
+    settings: organization.settings,
+    needsFirstOrders:
+      query.dimensions.includes('customer_type') || query.metrics.some((m) => FIRST_ORDER_METRICS.has(m)),
+  };
+}
