@@ -90,4 +90,15 @@ CREATE TABLE import_staging (
   refund_shipping numeric(16, 2) NOT NULL,
   staged_at       timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX import_staging_by_import ON import_staging (organization_id, import_id, store_address, external_id);
+-- The merge walks an import's orders in key order, the last line of a repeated order first (I2).
+CREATE INDEX import_staging_by_import
+  ON import_staging (organization_id, import_id, store_address, external_id, line DESC);
+
+-- U2, I2: the customers an import touched (its orders' customers and the previous customers of
+-- the orders it replaced), whose first orders are recomputed; written and cleared in its transaction.
+CREATE TABLE import_customers (
+  organization_id bigint NOT NULL,
+  import_id       uuid NOT NULL,
+  customer        text NOT NULL,
+  PRIMARY KEY (organization_id, import_id, customer)
+);

@@ -1,0 +1,199 @@
+// Validation of one imported order line (SPEC section 12). Pure: a raw record (NDJSON values of
+// any JSON type, or CSV cells, all strings) becomes a typed OrderRecord, or the list of every
+// faulty field of the line (I1 reports them all, not only the first).
+import { customerIdentity } from './customer.js';
+import { normalizeStoreAddress } from './store-address.js';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface OrderRecord {
+  storeAddress: string;
+  externalId: string;
+  /** The ISO 8601 text as sent, checked to be a real instant with a zone. */
+  createdAt: string;
+  status: string;
+  billingCountry: string | null;
+  customerEmail: string | null;
+  customer: string | null;
+  items: number;
+  /** Amounts are exact decimal strings with two decimals ("12.30"), never binary floats. */
+  total: string;
+  taxTotal: string;
+  shippingTotal: string;
+  feeTotal: string;
+  refundTotal: string;
+  refundTax: string;
+  refundShipping: string;
+}
+
+export type OrderValidation = { ok: true; order: OrderRecord } | { ok: false; errors: FieldError[] };
+
+const MAX_ITEMS = 2_147_483_647; // the orders.items integer column
+const MAX_AMOUNT_DIGITS = 13; // numeric(16, 2) leaves room for 13 digits before the point
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/;
+
+/** A value quoted in a message: strings as they are, other JSON values as JSON, cut when long. */
+function shown(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+// Absent, null and blank are all "missing": a CSV empty cell and an NDJSON "" mean the same.
+const isMissing = (value: unknown): boolean =>
+  value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/** True for an ISO 8601 instant with Z or an offset that names a real calendar date and time. */
+export function isIsoInstant(text: string): boolean {
+  const m = INSTANT.exec(text);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 8, 9].map(
+    (group) => Number(m[group] ?? 0),
+  ) as [number, number, number, number, number, number, number, number];
+  return (
+    year >= 1 &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetMinutes <= 59 &&
+    offsetHours * 60 + offsetMinutes <= 14 * 60 // real offsets span −12:00 to +14:00
+  );
+}
+
+/** The exact two-decimal text of an amount, or undefined when it is not a decimal ≥ 0 with ≤ 2 decimals. */
+export function parseAmount(value: unknown): string | undefined {
+  // A JSON number of at most 15 significant digits prints back to the digits that were written.
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  if (typeof text !== 'string') return undefined;
+  const m = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text.trim());
+  if (!m) return undefined;
+  const whole = m[1]!.replace(/^0+(?=\d)/, '');
+  if (whole.length > MAX_AMOUNT_DIGITS) return undefined;
+  return `${whole}.${(m[2] ?? '').padEnd(2, '0')}`;
+}
+
+function amountProblem(raw: unknown): string {
+  const tooLong = /^\d+(\.\d{1,2})?$/.test(String(raw).trim());
+  return tooLong
+    ? `montant trop grand « ${shown(raw)} » : au plus ${MAX_AMOUNT_DIGITS} chiffres avant la virgule`
+    : `montant invalide « ${shown(raw)} » : nombre décimal ≥ 0 avec au plus 2 décimales attendu`;
+}
+
+const cents = (amount: string): bigint => BigInt(amount.replace('.', ''));
+
+function parseItems(value: unknown): number | undefined {
+  if (typeof value === 'number')
+    return Number.isInteger(value) && value >= 0 && value <= MAX_ITEMS ? value : undefined;
+  if (typeof value !== 'string' || !/^\d+$/.test(value.trim())) return undefined;
+  const items = Number(value.trim());
+  return items <= MAX_ITEMS ? items : undefined;
+}
+
+/** Records a problem with the field being checked; returns undefined for the missing value. */
+type Fail = (message: string) => undefined;
+
+// Required text: present, a string, not blank; PostgreSQL text cannot hold a NUL character.
+function requiredText(value: unknown, fail: Fail): string | undefined {
+  if (isMissing(value)) return fail('champ obligatoire manquant');
+  if (typeof value !== 'string') return fail(`texte attendu, reçu « ${shown(value)} »`);
+  if (value.includes('\u0000')) return fail('caractère nul interdit');
+  return value;
+}
+
+function storeAddressOf(value: unknown, fail: Fail): string | undefined {
+  const raw = requiredText(value, fail);
+  if (raw === undefined) return undefined;
+  const address = normalizeStoreAddress(raw);
+  return address === '' ? fail(`adresse de boutique invalide « ${shown(raw)} »`) : address;
+}
+
+// A JSON number id is accepted when it converts exactly (a safe integer) to its decimal text.
+function externalIdOf(value: unknown, fail: Fail): string | undefined {
+  if (typeof value !== 'number') return requiredText(value, fail);
+  if (Number.isSafeInteger(value)) return String(value);
+  return fail(`identifiant numérique inexact « ${shown(value)} » : envoyez-le en texte`);
+}
+
+function createdAtOf(value: unknown, fail: Fail): string | undefined {
+  if (isMissing(value)) return fail('champ obligatoire manquant');
+  if (typeof value === 'string' && isIsoInstant(value.trim())) return value.trim();
+  return fail(
+    `date invalide « ${shown(value)} » : instant ISO 8601 avec Z ou décalage attendu (ex. 2026-03-01T23:30:00+01:00)`,
+  );
+}
+
+function billingCountryOf(value: unknown, fail: Fail): string | null | undefined {
+  if (isMissing(value)) return null;
+  if (typeof value === 'string' && /^[A-Za-z]{2}$/.test(value.trim())) return value.trim().toUpperCase();
+  return fail(`pays invalide « ${shown(value)} » : code ISO 3166-1 à deux lettres attendu`);
+}
+
+// Kept as sent; its U1 identity is derived from it.
+function customerEmailOf(value: unknown, fail: Fail): string | null | undefined {
+  return isMissing(value) ? null : requiredText(value, fail);
+}
+
+function itemsOf(value: unknown, fail: Fail): number | undefined {
+  if (isMissing(value)) return fail('champ obligatoire manquant');
+  return parseItems(value) ?? fail(`quantité invalide « ${shown(value)} » : entier ≥ 0 attendu`);
+}
+
+function requiredAmount(value: unknown, fail: Fail): string | undefined {
+  if (isMissing(value)) return fail('champ obligatoire manquant');
+  return parseAmount(value) ?? fail(amountProblem(value));
+}
+
+// Every amount but total defaults to 0 (SPEC section 12).
+function optionalAmount(value: unknown, fail: Fail): string | undefined {
+  return isMissing(value) ? '0.00' : requiredAmount(value, fail);
+}
+
+/** Validates one raw record; unknown fields are ignored, every faulty field is reported (I1). */
+export function validateOrder(record: Readonly<Record<string, unknown>>): OrderValidation {
+  const errors: FieldError[] = [];
+  const check = <T>(field: string, parse: (value: unknown, fail: Fail) => T): T =>
+    parse(Object.hasOwn(record, field) ? record[field] : undefined, (message) => {
+      errors.push({ field, message });
+      return undefined;
+    });
+  // Checked in the order of the format's table, so that errors read in that order.
+  const order = {
+    storeAddress: check('store', storeAddressOf),
+    externalId: check('id', externalIdOf),
+    createdAt: check('created_at', createdAtOf),
+    // The status is kept exactly as sent (dimension `status`), only checked to be non-blank.
+    status: check('status', requiredText),
+    billingCountry: check('billing_country', billingCountryOf),
+    customerEmail: check('customer_email', customerEmailOf),
+    customer: null as string | null,
+    items: check('items', itemsOf),
+    total: check('total', requiredAmount),
+    taxTotal: check('tax_total', optionalAmount),
+    shippingTotal: check('shipping_total', optionalAmount),
+    feeTotal: check('fee_total', optionalAmount),
+    refundTotal: check('refund_total', optionalAmount),
+    refundTax: check('refund_tax', optionalAmount),
+    refundShipping: check('refund_shipping', optionalAmount),
+  };
+  order.customer = customerIdentity(order.customerEmail);
+  // The refunded tax and shipping are parts of the refund: compared exactly, in integer cents.
+  const { refundTotal, refundTax, refundShipping } = order;
+  if (refundTotal !== undefined && refundTax !== undefined && refundShipping !== undefined) {
+    if (cents(refundTax) + cents(refundShipping) > cents(refundTotal)) {
+      const message = `refund_tax + refund_shipping (${refundTax} + ${refundShipping}) dépasse refund_total (${refundTotal})`;
+      errors.push({ field: 'refund_total', message });
+    }
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, order: order as OrderRecord };
+}

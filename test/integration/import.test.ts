@@ -1,0 +1,379 @@
+import { after, before, beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { importOrderFile, importOrderRecords, importOrderStream } from '../../src/ingest/import.js';
+import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
+import { AppError } from '../../src/errors.js';
+import type { Database } from '../../src/db/database.js';
+
+// dist/test/integration → the sources' test/fixtures/import
+const fixtures = fileURLToPath(new URL('../../../test/fixtures/import/', import.meta.url));
+const fixture = (name: string): string => path.join(fixtures, name);
+
+let t: TestDatabase;
+let db: Database;
+let org: string;
+let slugs = 0;
+
+async function createOrganization(): Promise<string> {
+  const rows = await db.query<{ id: string }>(
+    'INSERT INTO organizations (slug, name) VALUES ($1, $2) RETURNING id',
+    [`import-test-${++slugs}`, 'Import test'],
+  );
+  return rows[0]!.id;
+}
+
+before(async () => {
+  t = await openTestDatabase();
+  db = t.db;
+});
+after(async () => t.cleanup());
+beforeEach(async () => {
+  org = await createOrganization();
+});
+
+/** Every stored order of the organization, amounts as the exact strings numeric returns. */
+async function storedOrders(organizationId = org): Promise<Record<string, unknown>[]> {
+  const rows = await db.query<Record<string, unknown> & { created_at: Date }>(
+    `SELECT s.address AS store, o.external_id AS id, o.created_at, o.status, o.billing_country,
+            o.customer_email, o.customer, o.items, o.total, o.tax_total, o.shipping_total, o.fee_total,
+            o.refund_total, o.refund_tax, o.refund_shipping
+     FROM orders o JOIN stores s ON s.organization_id = o.organization_id AND s.id = o.store_id
+     WHERE o.organization_id = $1 ORDER BY s.address, o.external_id`,
+    [organizationId],
+  );
+  return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
+}
+
+async function firstOrders(organizationId = org): Promise<Record<string, string>> {
+  const rows = await db.query<{ customer: string; first_order_at: Date }>(
+    'SELECT customer, first_order_at FROM customer_first_orders WHERE organization_id = $1 ORDER BY customer',
+    [organizationId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.customer, r.first_order_at.toISOString()]));
+}
+
+async function count(table: string, organizationId = org): Promise<number> {
+  const rows = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${table} WHERE organization_id = $1`,
+    [organizationId],
+  );
+  return rows[0]!.n;
+}
+
+const zero = { fee_total: '0.00', refund_total: '0.00', refund_tax: '0.00', refund_shipping: '0.00' };
+const NDJSON_ORDERS = [
+  {
+    store: 'https://boutique.example.fr',
+    id: '1001',
+    created_at: '2026-03-01T22:30:00.000Z',
+    status: 'completed',
+    billing_country: 'FR',
+    customer_email: '  Alice@Example.FR ',
+    customer: 'alice@example.fr',
+    items: 2,
+    total: '120.00',
+    tax_total: '20.00',
+    shipping_total: '4.90',
+    ...zero,
+  },
+  {
+    store: 'https://boutique.example.fr',
+    id: '1002',
+    created_at: '2026-03-02T10:15:00.000Z',
+    status: 'processing',
+    billing_country: 'BE',
+    customer_email: 'bob@example.be',
+    customer: 'bob@example.be',
+    items: 1,
+    total: '35.50',
+    tax_total: '5.92',
+    shipping_total: '0.00',
+    ...zero,
+  },
+  {
+    store: 'https://outlet.example.com',
+    id: 'A-7',
+    created_at: '2026-03-03T13:00:00.123Z',
+    status: 'completed',
+    billing_country: null,
+    customer_email: 'not an email',
+    customer: null,
+    items: 0,
+    total: '0.00',
+    tax_total: '0.00',
+    shipping_total: '0.00',
+    ...zero,
+  },
+  {
+    store: 'https://outlet.example.com',
+    id: 'A-8',
+    created_at: '2026-03-04T12:00:00.000Z',
+    status: 'refunded',
+    billing_country: null,
+    customer_email: 'ALICE@example.fr',
+    customer: 'alice@example.fr',
+    items: 3,
+    total: '99.99',
+    tax_total: '16.67',
+    shipping_total: '5.00',
+    fee_total: '0.00',
+    refund_total: '99.99',
+    refund_tax: '16.67',
+    refund_shipping: '5.00',
+  },
+];
+
+test('I1, I2: an NDJSON file imports every order exactly as sent, amounts as exact decimals', async () => {
+  const result = await importOrderFile(db, org, fixture('orders.ndjson'));
+  assert.deepEqual(result, { imported: 4, updated: 0, rejected: 0, errors: [] });
+  assert.deepEqual(await storedOrders(), NDJSON_ORDERS);
+  // U1, U2: alice's two orders on two stores are one customer; the unusable email is anonymous.
+  assert.deepEqual(await firstOrders(), {
+    'alice@example.fr': '2026-03-01T22:30:00.000Z',
+    'bob@example.be': '2026-03-02T10:15:00.000Z',
+  });
+  assert.equal(await count('import_staging'), 0);
+  assert.equal(await count('import_customers'), 0);
+});
+
+test('I2: re-importing the same file replaces the orders and duplicates nothing', async () => {
+  await importOrderFile(db, org, fixture('orders.ndjson'));
+  const again = await importOrderFile(db, org, fixture('orders.ndjson'));
+  assert.deepEqual(again, { imported: 0, updated: 4, rejected: 0, errors: [] });
+  assert.deepEqual(await storedOrders(), NDJSON_ORDERS);
+  assert.equal(await count('stores'), 2);
+});
+
+test('a CSV file with quoted commas and line breaks imports like NDJSON; empty cells are absent', async () => {
+  const result = await importOrderFile(db, org, fixture('orders.csv'));
+  assert.deepEqual(result, { imported: 3, updated: 0, rejected: 0, errors: [] });
+  const [first, second, third] = await storedOrders();
+  assert.deepEqual(first, {
+    store: 'https://boutique.example.fr',
+    id: '2001',
+    created_at: '2026-04-01T07:00:00.000Z',
+    status: 'completed',
+    billing_country: 'DE',
+    customer_email: 'Carol@Example.DE',
+    customer: 'carol@example.de',
+    items: 1,
+    total: '59.90',
+    tax_total: '9.98',
+    shipping_total: '4.90',
+    ...zero,
+  });
+  assert.equal(second?.status, 'on hold, awaiting stock');
+  assert.equal(second?.billing_country, null);
+  assert.equal(second?.customer_email, null);
+  assert.equal(second?.fee_total, '0.35');
+  assert.deepEqual(
+    [third?.store, third?.total, third?.fee_total, third?.refund_total, third?.refund_tax],
+    ['https://shop.example.org', '1200.00', '1.20', '100.00', '16.67'],
+  );
+});
+
+const INVALID_FILE_ERRORS = [
+  { line: 2, field: 'store', message: 'champ obligatoire manquant' },
+  { line: 2, field: 'created_at', message: /date invalide « 2026-02-30T10:00:00Z »/ },
+  { line: 3, field: '(ligne)', message: /^JSON invalide/ },
+  { line: 4, field: 'id', message: 'champ obligatoire manquant' },
+  { line: 4, field: 'created_at', message: /date invalide/ },
+  { line: 4, field: 'status', message: 'champ obligatoire manquant' },
+  { line: 4, field: 'billing_country', message: /pays invalide « FRA »/ },
+  { line: 4, field: 'items', message: /quantité invalide « -1 »/ },
+  {
+    line: 4,
+    field: 'total',
+    message: 'montant invalide « 1.234 » : nombre décimal ≥ 0 avec au plus 2 décimales attendu',
+  },
+  { line: 6, field: 'refund_total', message: /dépasse refund_total/ },
+  { line: 7, field: '(ligne)', message: 'un objet JSON par ligne attendu' },
+];
+
+function assertErrors(actual: unknown, expected: typeof INVALID_FILE_ERRORS): void {
+  const list = actual as { line: number; field: string; message: string }[];
+  assert.deepEqual(
+    list.map(({ line, field }) => ({ line, field })),
+    expected.map(({ line, field }) => ({ line, field })),
+  );
+  expected.forEach(({ message }, i) => {
+    if (typeof message === 'string') assert.equal(list[i]!.message, message);
+    else assert.match(list[i]!.message, message);
+  });
+}
+
+test('I1: an invalid file writes nothing and reports every faulty line and field', async () => {
+  await assert.rejects(importOrderFile(db, org, fixture('invalid.ndjson')), (error: unknown) => {
+    assert.ok(error instanceof AppError);
+    assert.equal(error.code, 'INVALID_IMPORT');
+    assert.equal(error.status, 422);
+    assert.match(error.message, /5 ligne\(s\) invalide\(s\)/);
+    assertErrors(error.body.errors, INVALID_FILE_ERRORS);
+    return true;
+  });
+  for (const table of ['orders', 'stores', 'customer_first_orders', 'import_staging', 'import_customers']) {
+    assert.equal(await count(table), 0, table);
+  }
+});
+
+test('I1: skipInvalid imports the valid lines and reports the others', async () => {
+  const result = await importOrderFile(db, org, fixture('invalid.ndjson'), { skipInvalid: true });
+  assert.deepEqual([result.imported, result.updated, result.rejected], [2, 0, 5]);
+  assertErrors(result.errors, INVALID_FILE_ERRORS);
+  assert.deepEqual(
+    (await storedOrders()).map((o) => [o.store, o.id]),
+    [
+      ['https://boutique.example.fr', '3001'],
+      ['https://outlet.example.com', '3007'],
+    ],
+  );
+});
+
+const order = (id: string, created_at: string, extra: Record<string, unknown> = {}) => ({
+  store: 'https://boutique.example.fr',
+  id,
+  created_at,
+  status: 'completed',
+  items: 1,
+  total: '10.00',
+  ...extra,
+});
+
+test('I2: when an order appears twice in a file the last line wins', async () => {
+  const result = await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { total: '1.00' }),
+    order('2', '2026-01-01T00:00:00Z'),
+    order('1', '2026-01-02T00:00:00Z', { total: '2.00' }),
+  ]);
+  assert.deepEqual([result.imported, result.updated], [2, 0]);
+  const stored = await storedOrders();
+  assert.deepEqual(
+    stored.map((o) => [o.id, o.total, o.created_at]),
+    [
+      ['1', '2.00', '2026-01-02T00:00:00.000Z'],
+      ['2', '10.00', '2026-01-01T00:00:00.000Z'],
+    ],
+  );
+});
+
+test('U2, S1: an earliest order with an excluded status is not a first order', async () => {
+  await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'eve@example.fr', status: 'cancelled' }),
+    order('2', '2026-01-05T00:00:00Z', { customer_email: 'eve@example.fr' }),
+    order('3', '2026-01-03T00:00:00Z', { customer_email: 'zoe@example.fr', status: 'pending' }),
+  ]);
+  // zoe has no counted order: no first order at all.
+  assert.deepEqual(await firstOrders(), { 'eve@example.fr': '2026-01-05T00:00:00.000Z' });
+  // S1, I2: after a settings change, refreshing all customers follows the new list.
+  await db.query(`UPDATE organizations SET excluded_statuses = '{}' WHERE id = $1`, [org]);
+  await db.transaction((tx) => refreshFirstOrders(tx, org, 'all'));
+  assert.deepEqual(await firstOrders(), {
+    'eve@example.fr': '2026-01-01T00:00:00.000Z',
+    'zoe@example.fr': '2026-01-03T00:00:00.000Z',
+  });
+});
+
+test("U2, I2: a replaced order whose email changed moves the old customer's first order", async () => {
+  await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'ann@example.fr' }),
+    order('2', '2026-02-01T00:00:00Z', { customer_email: 'ann@example.fr' }),
+    order('3', '2026-03-01T00:00:00Z', { customer_email: 'max@example.fr' }),
+  ]);
+  const result = await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'ben@example.fr' }),
+    order('3', '2026-03-01T00:00:00Z', { customer_email: 'not usable' }),
+  ]);
+  assert.deepEqual([result.imported, result.updated], [0, 2]);
+  // ann's first order is now her second one; max's only order became anonymous.
+  assert.deepEqual(await firstOrders(), {
+    'ann@example.fr': '2026-02-01T00:00:00.000Z',
+    'ben@example.fr': '2026-01-01T00:00:00.000Z',
+  });
+});
+
+test('stores are connected on first sight, one store whatever its trailing slash', async () => {
+  await db.query(`INSERT INTO stores (organization_id, address) VALUES ($1, 'https://known.example.fr')`, [
+    org,
+  ]);
+  await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { store: 'https://known.example.fr/' }),
+    order('2', '2026-01-01T00:00:00Z', { store: ' https://new.example.fr// ' }),
+    order('3', '2026-01-01T00:00:00Z', { store: 'https://new.example.fr' }),
+  ]);
+  const stores = await db.query<{ address: string }>(
+    'SELECT address FROM stores WHERE organization_id = $1 ORDER BY address',
+    [org],
+  );
+  assert.deepEqual(
+    stores.map((s) => s.address),
+    ['https://known.example.fr', 'https://new.example.fr'],
+  );
+});
+
+test("tenancy: one organization's import never touches another organization's rows", async () => {
+  const other = await createOrganization();
+  await importOrderFile(db, other, fixture('orders.ndjson'));
+  const before = [await storedOrders(other), await firstOrders(other), await count('stores', other)];
+  // Same stores and ids, other customers, then a replacement and a refused file.
+  await importOrderRecords(db, org, [
+    order('1001', '2025-01-01T00:00:00Z', { customer_email: 'alice@example.fr', total: '1.00' }),
+  ]);
+  await importOrderRecords(db, org, [
+    order('1001', '2025-01-02T00:00:00Z', { customer_email: 'bob@example.be' }),
+  ]);
+  await assert.rejects(importOrderFile(db, org, fixture('invalid.ndjson')), AppError);
+  assert.deepEqual(
+    [await storedOrders(other), await firstOrders(other), await count('stores', other)],
+    before,
+  );
+  assert.deepEqual(await firstOrders(), { 'bob@example.be': '2025-01-02T00:00:00.000Z' });
+});
+
+test('I1: staged rows left by a killed import are cleared by the next import, after a day', async () => {
+  const stage = (importId: string, age: string) =>
+    db.query(
+      `INSERT INTO import_staging (organization_id, import_id, line, store_address, external_id, created_at, status,
+         items, total, tax_total, shipping_total, fee_total, refund_total, refund_tax, refund_shipping, staged_at)
+       VALUES ($1, $2, 1, 'https://x.example', '1', now(), 'completed', 1, 1, 0, 0, 0, 0, 0, 0, now() - $3::interval)`,
+      [org, importId, age],
+    );
+  await stage('00000000-0000-4000-8000-000000000001', '2 days');
+  await stage('00000000-0000-4000-8000-000000000002', '1 minute'); // an import still running
+  await importOrderRecords(db, org, [order('1', '2026-01-01T00:00:00Z')]);
+  const left = await db.query<{ import_id: string }>(
+    'SELECT import_id FROM import_staging WHERE organization_id = $1',
+    [org],
+  );
+  assert.deepEqual(
+    left.map((r) => r.import_id),
+    ['00000000-0000-4000-8000-000000000002'],
+  );
+  assert.equal(await count('orders'), 1);
+});
+
+test('importOrderStream reads CSV from any stream; a missing file is NOT_FOUND', async () => {
+  const csv =
+    'store,id,created_at,status,items,total\nhttps://s.example,1,2026-01-01T00:00:00Z,completed,1,5\n';
+  const result = await importOrderStream(db, org, Readable.from([csv]), 'csv');
+  assert.deepEqual(result, { imported: 1, updated: 0, rejected: 0, errors: [] });
+  await assert.rejects(importOrderFile(db, org, fixture('missing.ndjson')), { code: 'NOT_FOUND' });
+});
+
+test('I3: onProgress reports the lines read and a rate about every half second', async () => {
+  async function* slowly() {
+    for (let i = 1; i <= 600; i++) {
+      if (i === 257) await new Promise((resolve) => setTimeout(resolve, 600));
+      yield order(String(i), '2026-01-01T00:00:00Z');
+    }
+  }
+  const seen: { lines: number; ordersPerSecond: number }[] = [];
+  const result = await importOrderRecords(db, org, slowly(), { onProgress: (p) => seen.push(p) });
+  assert.equal(result.imported, 600);
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0]!.lines, 512);
+  assert.ok(seen[0]!.ordersPerSecond > 0);
+});
