@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -6,6 +7,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    languageOptions: { globals: globals.node },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
       'no-restricted-properties': [
@@ -14,5 +16,8 @@ export default tseslint.config(
       ],
     },
   },
-  { files: ['src/config.ts', 'test/**', 'bench/**'], rules: { 'no-restricted-properties': 'off' } },
+  {
+    files: ['src/config.ts', 'test/**', 'bench/**', 'scripts/**'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
 );

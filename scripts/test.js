@@ -60,7 +60,9 @@ await suite('integration:embedded', 'integration', { TEST_ENGINE: 'embedded' });
 if (only.length === 0 || only.some((o) => 'integration:postgres'.startsWith(o))) {
   let temp;
   if (!process.env.TEST_DATABASE_URL) {
-    temp = await startTempPostgres().catch((error) => console.error(`Could not start PostgreSQL: ${error.message}`));
+    temp = await startTempPostgres().catch((error) =>
+      console.error(`Could not start PostgreSQL: ${error.message}`),
+    );
     if (temp) console.log(`\nStarted a throwaway PostgreSQL at ${temp.url}`);
   }
   const pgUrl = process.env.TEST_DATABASE_URL || temp?.url;

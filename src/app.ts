@@ -36,14 +36,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     origin: '*', // B1: the API accepts calls from browsers; the key, not the origin, authenticates
     methods: ['GET', 'HEAD', 'OPTIONS'],
     allowedHeaders: ['Authorization', 'Content-Type'],
-    exposedHeaders: ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Rows-Truncated', 'X-Request-Id'],
+    exposedHeaders: [
+      'Retry-After',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'X-Rows-Truncated',
+      'X-Request-Id',
+    ],
     strictPreflight: false,
     optionsSuccessStatus: 204,
     maxAge: 600,
   });
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
-    sendError(new AppError('NOT_FOUND', `Chemin inconnu : ${request.method} ${request.url.split('?')[0]}`), request, reply),
+    sendError(
+      new AppError('NOT_FOUND', `Chemin inconnu : ${request.method} ${request.url.split('?')[0]}`),
+      request,
+      reply,
+    ),
   );
 
   let zones: Promise<ReadonlySet<string>> | undefined;

@@ -37,7 +37,11 @@ export class AppError extends Error {
   }
 }
 
+/** The value as the client sent it, cut short so that an error never echoes a huge input. */
+export const quoted = (value: string, max = 80): string =>
+  value.length > max ? `${value.slice(0, max)}…` : value;
+
 export const invalidParameter = (name: string, value: string, expected: string): AppError =>
-  new AppError('INVALID_PARAMETER', `Paramètre ${name} invalide : « ${value} » (${expected})`);
+  new AppError('INVALID_PARAMETER', `Paramètre ${name} invalide : « ${quoted(value)} » (${expected})`);
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

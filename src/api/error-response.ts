@@ -6,7 +6,8 @@ export const RETRY_AFTER_UNAVAILABLE_S = 5;
 
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (isAppError(error)) {
-    if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+    if (error.status >= 500)
+      request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
     if (error.code === 'DATABASE_UNAVAILABLE') reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S));
     const body: Record<string, unknown> = { error: error.message, ...error.body };
     if (error.status >= 500) body.requestId = request.id;

@@ -39,12 +39,24 @@ function limitHeaders(reply: FastifyReply, limit: number, remaining: number, res
 function cacheKey(organizationId: string, caller: ApiCaller, q: TabularQuery): string {
   // C1 plus the Report settings, so that a settings change is never hidden by a cached answer.
   const { excludedStatuses, deductions } = caller.organization.settings;
-  return JSON.stringify([organizationId, q.dimensions, q.metrics, q.from, q.to, q.timezone, q.limit, excludedStatuses, deductions]);
+  return JSON.stringify([
+    organizationId,
+    q.dimensions,
+    q.metrics,
+    q.from,
+    q.to,
+    q.timezone,
+    q.limit,
+    excludedStatuses,
+    deductions,
+  ]);
 }
 
 export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Promise<void> {
   const { config } = deps;
-  const lastUsed = new LastUsedRecorder(deps.db, (error) => app.log.warn({ err: error }, 'last-used update failed'));
+  const lastUsed = new LastUsedRecorder(deps.db, (error) =>
+    app.log.warn({ err: error }, 'last-used update failed'),
+  );
 
   // Authentication runs first (C1), behind the failed-authentication limit (R2).
   async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -117,7 +129,10 @@ export async function readOnlyApi(app: FastifyInstance): Promise<void> {
     url: '/api/*',
     handler: async (request, reply) => {
       reply.header('allow', 'GET, HEAD, OPTIONS');
-      throw new AppError('METHOD_NOT_ALLOWED', `Méthode ${request.method} non autorisée : l’API est en lecture seule (GET)`);
+      throw new AppError(
+        'METHOD_NOT_ALLOWED',
+        `Méthode ${request.method} non autorisée : l’API est en lecture seule (GET)`,
+      );
     },
   });
 }

@@ -59,6 +59,9 @@ export async function revokeApiKey(db: Queryable, organizationId: string, prefix
     [organizationId, prefix],
   );
   if (rows.length === 0) {
-    throw new AppError('NOT_FOUND', `Aucune clé active avec le préfixe « ${prefix} » dans cette organisation`);
+    throw new AppError(
+      'NOT_FOUND',
+      `Aucune clé active avec le préfixe « ${prefix} » dans cette organisation`,
+    );
   }
 }

@@ -2,7 +2,12 @@
 // subscription changes apply to the very next request on every instance.
 import type { Queryable } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { ORGANIZATION_COLUMNS, isSubscriptionActive, toOrganization, type Organization } from '../domain/organizations.js';
+import {
+  ORGANIZATION_COLUMNS,
+  isSubscriptionActive,
+  toOrganization,
+  type Organization,
+} from '../domain/organizations.js';
 import { hashKey, isWellFormedKey } from './keys.js';
 
 export interface ApiCaller {
@@ -21,7 +26,9 @@ export function bearerKey(header: string | undefined): string {
   }
   const match = BEARER.exec(header);
   if (!match?.[1]) {
-    throw unauthenticated('Schéma d’authentification non pris en charge : envoyez « Authorization: Bearer <clé API> »');
+    throw unauthenticated(
+      'Schéma d’authentification non pris en charge : envoyez « Authorization: Bearer <clé API> »',
+    );
   }
   return match[1];
 }

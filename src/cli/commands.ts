@@ -5,10 +5,16 @@ import { openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { AppError } from '../errors.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.js';
-import { createOrganization, findOrganization, setSubscription, updateReportSettings } from '../domain/organizations.js';
+import {
+  createOrganization,
+  findOrganization,
+  setSubscription,
+  updateReportSettings,
+} from '../domain/organizations.js';
 import { addStore } from '../domain/stores.js';
 import { addUserToOrganization } from '../domain/users.js';
 import { importOrderFile, type ImportResult } from '../ingest/import.js';
+import { serve } from '../serve.js';
 
 export interface CommandContext {
   readonly config: Config;
@@ -30,7 +36,8 @@ const text = { type: 'string' } as const;
 
 function required(context: CommandContext, name: string): string {
   const value = context.values[name];
-  if (typeof value !== 'string' || value.trim() === '') throw new AppError('INVALID_PARAMETER', `option --${name} requise`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new AppError('INVALID_PARAMETER', `option --${name} requise`);
   return value.trim();
 }
 
@@ -45,7 +52,12 @@ async function withDatabase<T>(context: CommandContext, work: (db: Database) => 
 }
 
 const list = (value: string | boolean | undefined): string[] | undefined =>
-  typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter((s) => s !== '') : undefined;
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
+    : undefined;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -53,7 +65,7 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function importSummary(r: ImportResult): string {
+function importSummary(r: { imported: number; updated: number; rejected: number }): string {
   return `${r.imported} commandes importées, ${r.updated} remplacées, ${r.rejected} lignes refusées`;
 }
 
@@ -61,7 +73,6 @@ export const COMMANDS: Record<string, Command> = {
   serve: {
     options: {},
     async run(context) {
-      const { serve } = await import('../main.js');
       await serve(context.config);
       return 0;
     },
@@ -71,7 +82,10 @@ export const COMMANDS: Record<string, Command> = {
     run: (context) =>
       withDatabase(context, async (db) => {
         const applied = await migrate(db);
-        context.print({ applied }, applied.length ? `Migrations appliquées : ${applied.join(', ')}` : 'Schéma à jour');
+        context.print(
+          { applied },
+          applied.length ? `Migrations appliquées : ${applied.join(', ')}` : 'Schéma à jour',
+        );
         return 0;
       }),
   },
@@ -83,7 +97,10 @@ export const COMMANDS: Record<string, Command> = {
           name: required(context, 'name'),
           currency: typeof context.values.currency === 'string' ? context.values.currency : undefined,
         });
-        context.print({ slug: org.slug }, `Organisation créée : ${org.slug} (essai jusqu’au ${org.trialEndsOn})`);
+        context.print(
+          { slug: org.slug },
+          `Organisation créée : ${org.slug} (essai jusqu’au ${org.trialEndsOn})`,
+        );
         return 0;
       }),
   },
@@ -103,15 +120,19 @@ export const COMMANDS: Record<string, Command> = {
     run: (context) =>
       withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
-        if (context.positionals.length === 0) throw new AppError('INVALID_PARAMETER', 'aucun fichier à importer');
-        const total: ImportResult = { imported: 0, updated: 0, rejected: 0, errors: [] };
+        if (context.positionals.length === 0)
+          throw new AppError('INVALID_PARAMETER', 'aucun fichier à importer');
+        const total = { imported: 0, updated: 0, rejected: 0 };
         let failed = false;
         for (const file of context.positionals) {
           let result: ImportResult;
           try {
             result = await importOrderFile(db, org.id, file, {
               skipInvalid: context.values['skip-invalid'] === true,
-              onProgress: (p) => context.progress(`${file} : ${p.lines} lignes lues, ${Math.round(p.ordersPerSecond)} commandes/s`),
+              onProgress: (p) =>
+                context.progress(
+                  `${file} : ${p.lines} lignes lues, ${Math.round(p.ordersPerSecond)} commandes/s`,
+                ),
             });
           } catch (error) {
             if (!(error instanceof AppError && error.code === 'INVALID_IMPORT')) throw error;
@@ -125,10 +146,10 @@ export const COMMANDS: Record<string, Command> = {
           total.imported += result.imported;
           total.updated += result.updated;
           total.rejected += result.rejected;
-          if (context.json) total.errors.push(...result.errors.map((e) => ({ ...e, file })));
         }
-        const { errors, ...counts } = total;
-        context.print(context.json && errors.length ? total : counts, importSummary(total));
+        // SPEC 12: stdout holds exactly the three counts; refused lines went to stderr above.
+        const { imported, updated, rejected } = total;
+        context.print({ imported, updated, rejected }, importSummary(total));
         return failed ? 1 : 0;
       }),
   },
@@ -138,7 +159,10 @@ export const COMMANDS: Record<string, Command> = {
       withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
         const { key, prefix } = await createApiKey(db, org.id, required(context, 'name'));
-        context.print({ key, prefix }, `${key}\n\nCette clé ne sera plus affichée : copiez-la maintenant (préfixe ${prefix}).`);
+        context.print(
+          { key, prefix },
+          `${key}\n\nCette clé ne sera plus affichée : copiez-la maintenant (préfixe ${prefix}).`,
+        );
         return 0;
       }),
   },
@@ -154,7 +178,10 @@ export const COMMANDS: Record<string, Command> = {
           lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
           state: k.revokedAt ? 'revoked' : 'active',
         }));
-        const lines = keys.map((k) => `${k.prefix}  ${k.state.padEnd(7)}  créée ${k.createdAt}  utilisée ${k.lastUsedAt ?? 'jamais'}  ${k.name}`);
+        const lines = keys.map(
+          (k) =>
+            `${k.prefix}  ${k.state.padEnd(7)}  créée ${k.createdAt}  utilisée ${k.lastUsedAt ?? 'jamais'}  ${k.name}`,
+        );
         context.print({ keys }, lines.length ? lines.join('\n') : 'Aucune clé');
         return 0;
       }),
@@ -180,7 +207,10 @@ export const COMMANDS: Record<string, Command> = {
           deductions: list(context.values.deductions),
         });
         const { settings } = await findOrganization(db, org.slug);
-        context.print(settings, `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`);
+        context.print(
+          settings,
+          `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`,
+        );
         return 0;
       }),
   },
@@ -189,7 +219,10 @@ export const COMMANDS: Record<string, Command> = {
     run: (context) =>
       withDatabase(context, async (db) => {
         const { settings } = await findOrganization(db, required(context, 'org'));
-        context.print(settings, `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`);
+        context.print(
+          settings,
+          `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`,
+        );
         return 0;
       }),
   },
@@ -199,7 +232,12 @@ export const COMMANDS: Record<string, Command> = {
       withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
         const trialEnds = context.values['trial-ends'];
-        await setSubscription(db, org.id, required(context, 'state'), typeof trialEnds === 'string' ? trialEnds : undefined);
+        await setSubscription(
+          db,
+          org.id,
+          required(context, 'state'),
+          typeof trialEnds === 'string' ? trialEnds : undefined,
+        );
         const updated = await findOrganization(db, org.slug);
         context.print(
           { state: updated.subscriptionState, trialEndsOn: updated.trialEndsOn },
@@ -212,7 +250,10 @@ export const COMMANDS: Record<string, Command> = {
     options: { org: text, email: text, 'password-stdin': { type: 'boolean' } },
     run: async (context) => {
       if (context.values['password-stdin'] !== true) {
-        throw new AppError('INVALID_PARAMETER', 'le mot de passe se donne sur l’entrée standard : ajoutez --password-stdin');
+        throw new AppError(
+          'INVALID_PARAMETER',
+          'le mot de passe se donne sur l’entrée standard : ajoutez --password-stdin',
+        );
       }
       const password = (await readStdin()).replace(/\r?\n$/, '');
       return withDatabase(context, async (db) => {
@@ -221,7 +262,9 @@ export const COMMANDS: Record<string, Command> = {
         const { created } = await addUserToOrganization(db, org.id, email, password);
         context.print(
           { email: email.toLowerCase(), created },
-          created ? `Utilisateur créé : ${email}` : `Utilisateur existant ajouté à ${org.slug} (mot de passe inchangé)`,
+          created
+            ? `Utilisateur créé : ${email}`
+            : `Utilisateur existant ajouté à ${org.slug} (mot de passe inchangé)`,
         );
         return 0;
       });

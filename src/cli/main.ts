@@ -61,9 +61,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     };
     return await command.run(context);
   } catch (error) {
-    if (isAppError(error)) return fail(error.message, error.code === 'INVALID_IMPORT' ? { ...error.body } : {});
+    if (isAppError(error))
+      return fail(error.message, error.code === 'INVALID_IMPORT' ? { ...error.body } : {});
     if (error instanceof ConfigError || error instanceof UsageError) return fail(error.message);
-    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return fail((error as Error).message);
+    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+      return fail((error as Error).message);
     return fail(error instanceof Error ? error.message : String(error));
   }
 }

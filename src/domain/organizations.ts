@@ -46,7 +46,9 @@ export function isSubscriptionActive(org: Organization, today = todayUtc()): boo
 }
 
 export async function findOrganization(db: Queryable, slug: string): Promise<Organization> {
-  const rows = await db.query(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations o WHERE o.slug = $1`, [slug]);
+  const rows = await db.query(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations o WHERE o.slug = $1`, [
+    slug,
+  ]);
   if (!rows[0]) throw new AppError('NOT_FOUND', `Organisation inconnue : « ${slug} »`);
   return toOrganization(rows[0]);
 }
@@ -70,7 +72,10 @@ export async function createOrganization(
   if (name === '') throw new AppError('INVALID_PARAMETER', 'Le nom de l’organisation est requis');
   const currency = (input.currency ?? 'EUR').toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) {
-    throw new AppError('INVALID_PARAMETER', `Devise invalide : « ${input.currency} » (code ISO 4217 attendu, ex. EUR)`);
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Devise invalide : « ${input.currency} » (code ISO 4217 attendu, ex. EUR)`,
+    );
   }
   const trialEndsOn = addDays(input.today ?? todayUtc(), TRIAL_DAYS);
   const base = slugify(name);
@@ -92,7 +97,10 @@ export async function setSubscription(
   trialEndsOn?: string,
 ): Promise<void> {
   if (!SUBSCRIPTION_STATES.includes(state as SubscriptionState)) {
-    throw new AppError('INVALID_PARAMETER', `État d’abonnement invalide : « ${state} » (trialing, active ou stopped)`);
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `État d’abonnement invalide : « ${state} » (trialing, active ou stopped)`,
+    );
   }
   if (trialEndsOn !== undefined && parseDay(trialEndsOn) === undefined) {
     throw new AppError('INVALID_PARAMETER', `Date de fin d’essai invalide : « ${trialEndsOn} » (AAAA-MM-JJ)`);

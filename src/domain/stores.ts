@@ -6,7 +6,10 @@ import { isValidStoreAddress, normalizeStoreAddress } from '../ingest/store-addr
 /** Connects a store by its public URL; returns the address as stored. */
 export async function addStore(db: Queryable, organizationId: string, rawAddress: string): Promise<string> {
   if (!isValidStoreAddress(rawAddress)) {
-    throw new AppError('INVALID_PARAMETER', `Adresse de boutique invalide : « ${rawAddress} » (URL http(s) attendue)`);
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Adresse de boutique invalide : « ${rawAddress} » (URL http(s) attendue)`,
+    );
   }
   const address = normalizeStoreAddress(rawAddress);
   const rows = await db.query(
@@ -18,7 +21,10 @@ export async function addStore(db: Queryable, organizationId: string, rawAddress
   return address;
 }
 
-export async function listStores(db: Queryable, organizationId: string): Promise<{ address: string; orders: number }[]> {
+export async function listStores(
+  db: Queryable,
+  organizationId: string,
+): Promise<{ address: string; orders: number }[]> {
   const rows = await db.query<{ address: string; orders: string }>(
     `SELECT s.address, count(o.*) AS orders FROM stores s
      LEFT JOIN orders o ON o.organization_id = s.organization_id AND o.store_id = s.id

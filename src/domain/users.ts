@@ -17,7 +17,10 @@ export async function addUserToOrganization(
     throw new AppError('INVALID_PARAMETER', `Adresse e-mail invalide : « ${email} »`);
   }
   if (password.length < MIN_PASSWORD_LENGTH) {
-    throw new AppError('INVALID_PARAMETER', `Mot de passe trop court : ${MIN_PASSWORD_LENGTH} caractères au moins`);
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Mot de passe trop court : ${MIN_PASSWORD_LENGTH} caractères au moins`,
+    );
   }
   const passwordHash = await hashPassword(password);
   return db.transaction(async (tx) => {
@@ -25,7 +28,9 @@ export async function addUserToOrganization(
       'INSERT INTO users (email, password_hash) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING RETURNING id',
       [normalized, passwordHash],
     );
-    const existing = inserted[0] ?? (await tx.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [normalized]))[0];
+    const existing =
+      inserted[0] ??
+      (await tx.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [normalized]))[0];
     if (!existing) throw new AppError('INTERNAL', 'utilisateur introuvable après création');
     await tx.query(
       'INSERT INTO memberships (organization_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',

@@ -47,7 +47,8 @@ const METRIC_SQL: Record<MetricId, (c: Context) => string> = {
   shipping: () => money('o.shipping_total'),
   // U4: anonymous orders (NULL customer) count no customer; new + returning = unique.
   unique_customers: () => 'count(DISTINCT o.customer)',
-  new_customers: (c) => `count(DISTINCT o.customer) FILTER (WHERE NOT coalesce(f.first_order_at < ${c.start}, false))`,
+  new_customers: (c) =>
+    `count(DISTINCT o.customer) FILTER (WHERE NOT coalesce(f.first_order_at < ${c.start}, false))`,
   returning_customers: (c) => `count(DISTINCT o.customer) FILTER (WHERE f.first_order_at < ${c.start})`,
 };
 

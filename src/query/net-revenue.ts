@@ -11,7 +11,8 @@ export function netRevenueSql(deductions: readonly Deduction[], o = 'o'): string
   const refunds = deductions.includes('refunds');
   const terms = [`${o}.total`];
   if (refunds) terms.push(`${o}.refund_total`);
-  if (deductions.includes('taxes')) terms.push(refunds ? `(${o}.tax_total - ${o}.refund_tax)` : `${o}.tax_total`);
+  if (deductions.includes('taxes'))
+    terms.push(refunds ? `(${o}.tax_total - ${o}.refund_tax)` : `${o}.tax_total`);
   if (deductions.includes('shipping')) {
     terms.push(refunds ? `(${o}.shipping_total - ${o}.refund_shipping)` : `${o}.shipping_total`);
   }

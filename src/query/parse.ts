@@ -29,7 +29,9 @@ const DEFAULT_PERIOD_DAYS = 30;
 
 /** P1: comma-separated ids, trimmed, empties dropped, duplicates removed keeping the first. */
 export function parseIdList(value: string | readonly string[] | undefined): string[] {
-  const parts = (value === undefined ? [] : typeof value === 'string' ? [value] : value).flatMap((v) => v.split(','));
+  const parts = (value === undefined ? [] : typeof value === 'string' ? [value] : value).flatMap((v) =>
+    v.split(','),
+  );
   return [...new Set(parts.map((p) => p.trim()).filter((p) => p !== ''))];
 }
 
@@ -37,14 +39,18 @@ function single(raw: RawQuery, name: string): string | undefined {
   const value = raw[name];
   if (value === undefined || typeof value === 'string') return value;
   if (value.length === 1) return value[0];
-  throw new AppError('INVALID_PARAMETER', `Paramètre ${name} donné plusieurs fois : une seule valeur est attendue`);
+  throw new AppError(
+    'INVALID_PARAMETER',
+    `Paramètre ${name} donné plusieurs fois : une seule valeur est attendue`,
+  );
 }
 
 function day(raw: RawQuery, name: 'from' | 'to'): string | undefined {
   const text = single(raw, name);
   if (text === undefined) return undefined;
   const parsed = parseDay(text);
-  if (parsed === undefined) throw invalidParameter(name, text, 'format attendu AAAA-MM-JJ, un jour qui existe');
+  if (parsed === undefined)
+    throw invalidParameter(name, text, 'format attendu AAAA-MM-JJ, un jour qui existe');
   return parsed;
 }
 
@@ -64,7 +70,10 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
   const unknownDimensions = dimensionIds.filter((id) => !isDimensionId(id));
   const unknownMetrics = metricIds.filter((id) => !isMetricId(id));
   if (unknownDimensions.length > 0 || unknownMetrics.length > 0) {
-    throw new AppError('UNKNOWN_IDENTIFIERS', 'Dimensions ou métriques inconnues', { unknownDimensions, unknownMetrics });
+    throw new AppError('UNKNOWN_IDENTIFIERS', 'Dimensions ou métriques inconnues', {
+      unknownDimensions,
+      unknownMetrics,
+    });
   }
   if (metricIds.length === 0) {
     throw new AppError(
@@ -75,12 +84,19 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
   const to = day(raw, 'to') ?? context.today ?? todayUtc();
   const requestedFrom = day(raw, 'from') ?? addDays(to, -DEFAULT_PERIOD_DAYS);
   if (requestedFrom > to) {
-    throw new AppError('INVALID_PARAMETER', `Période invalide : from (${requestedFrom}) est postérieur à to (${to})`);
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Période invalide : from (${requestedFrom}) est postérieur à to (${to})`,
+    );
   }
   const floor = earliestFrom(to);
   const timezone = single(raw, 'timezone') ?? 'UTC';
   if (!context.isTimeZone(timezone)) {
-    throw invalidParameter('timezone', timezone, 'nom de fuseau horaire IANA attendu, par exemple Europe/Paris');
+    throw invalidParameter(
+      'timezone',
+      timezone,
+      'nom de fuseau horaire IANA attendu, par exemple Europe/Paris',
+    );
   }
   return {
     dimensions: dimensionIds.filter(isDimensionId),

@@ -10,7 +10,10 @@ import { openTestDatabase, type TestDatabase } from './database.js';
 export interface TestService extends TestDatabase {
   app: FastifyInstance;
   baseUrl: string;
-  addOrganization(name: string, orders: Record<string, unknown>[]): Promise<{ org: Organization; key: string }>;
+  addOrganization(
+    name: string,
+    orders: Record<string, unknown>[],
+  ): Promise<{ org: Organization; key: string }>;
   get(path: string, key?: string, headers?: Record<string, string>): Promise<Response>;
 }
 

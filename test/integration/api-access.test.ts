@@ -12,7 +12,14 @@ import { importOrderRecords } from '../../src/ingest/import.js';
 import { addDays, todayUtc } from '../../src/query/dates.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
-const ORDER = { store: 'https://shop.example', id: '1', created_at: '2026-03-01T10:00:00Z', status: 'completed', items: 1, total: '10.00' };
+const ORDER = {
+  store: 'https://shop.example',
+  id: '1',
+  created_at: '2026-03-01T10:00:00Z',
+  status: 'completed',
+  items: 1,
+  total: '10.00',
+};
 
 async function errorOf(response: Response): Promise<Record<string, unknown>> {
   assert.match(response.headers.get('content-type') ?? '', /application\/json/);
@@ -42,12 +49,20 @@ describe('authentication and keys', () => {
   });
 
   test('K3: missing header, other scheme, malformed, unknown key → 401 JSON; scheme is case-insensitive', async () => {
-    for (const headers of [{} as Record<string, string>, { authorization: `Basic ${key}` }, { authorization: 'Bearer smk_short' }, { authorization: `Bearer ${mintKey()}` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: `Basic ${key}` },
+      { authorization: 'Bearer smk_short' },
+      { authorization: `Bearer ${mintKey()}` },
+    ]) {
       const response = await service.get('/api/reports/catalog', undefined, headers);
       assert.equal(response.status, 401, JSON.stringify(headers));
       await errorOf(response);
     }
-    assert.equal((await service.get('/api/reports/catalog', undefined, { authorization: `bEaReR ${key}` })).status, 200);
+    assert.equal(
+      (await service.get('/api/reports/catalog', undefined, { authorization: `bEaReR ${key}` })).status,
+      200,
+    );
   });
 
   test('K4/K6: a revoked key is refused on the very next request; the organization’s other keys keep working', async () => {
@@ -110,7 +125,10 @@ describe('authentication and keys', () => {
   });
 
   test('P4 over HTTP: a period over two years is shortened and the response says so', async () => {
-    const response = await service.get('/api/reports/tabular?metrics=orders&from=2019-01-01&to=2026-03-31', key);
+    const response = await service.get(
+      '/api/reports/tabular?metrics=orders&from=2019-01-01&to=2026-03-31',
+      key,
+    );
     const body = (await response.json()) as { from: string; to: string };
     assert.deepEqual([body.from, body.to], ['2024-04-01', '2026-03-31']);
   });
@@ -122,7 +140,11 @@ describe('authentication and keys', () => {
     const before = await first.json();
     await importOrderRecords(service.db, orgId, [{ ...ORDER, id: '2', total: '5.00' }]);
     const other = await createApiKey(service.db, orgId, 'cache sharer');
-    assert.deepEqual(await (await service.get(path, other.key)).json(), before, 'served from the shared cache');
+    assert.deepEqual(
+      await (await service.get(path, other.key)).json(),
+      before,
+      'served from the shared cache',
+    );
     const fresh = await service.get(path.replace('to=2026-03-31', 'to=2026-03-30'), key);
     assert.deepEqual(((await fresh.json()) as { rows: unknown[] }).rows, [{ orders: 2, gross_sales: 15 }]);
     await revokeApiKey(service.db, orgId, other.prefix);
@@ -132,7 +154,11 @@ describe('authentication and keys', () => {
   test('B1: CORS allows any origin, the Authorization header, and exposes the limit headers; preflight is 204', async () => {
     const preflight = await fetch(`${service.baseUrl}/api/reports/tabular`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://sheet.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://sheet.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
     });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
@@ -140,7 +166,8 @@ describe('authentication and keys', () => {
     const get = await service.get('/api/reports/catalog', key, { origin: 'https://sheet.example' });
     assert.equal(get.headers.get('access-control-allow-origin'), '*');
     const exposed = (get.headers.get('access-control-expose-headers') ?? '').toLowerCase();
-    for (const h of ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) assert.ok(exposed.includes(h), h);
+    for (const h of ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+      assert.ok(exposed.includes(h), h);
   });
 
   test('B2/E2: other methods are 405 with Allow; an unknown path is a JSON 404', async () => {
@@ -156,8 +183,31 @@ describe('authentication and keys', () => {
     const missing = await service.get('/api/reports/nothing', key);
     assert.equal(missing.status, 404);
     await errorOf(missing);
-    const head = await fetch(`${service.baseUrl}/api/reports/catalog`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    const head = await fetch(`${service.baseUrl}/api/reports/catalog`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${key}` },
+    });
     assert.equal(head.status, 200);
+  });
+});
+
+describe('unexpected failures', () => {
+  test('E2: an unexpected failure is a 500 JSON with a request id and no internal detail; the server goes on', async () => {
+    const service = await startTestService();
+    try {
+      const { key } = await service.addOrganization('Zeta', [ORDER]);
+      // A real fault: the table the customer metrics read disappears under the running server.
+      await service.db.query('ALTER TABLE customer_first_orders RENAME TO customer_first_orders_gone');
+      const response = await service.get('/api/reports/tabular?metrics=new_customers', key);
+      assert.equal(response.status, 500);
+      const body = await errorOf(response);
+      assert.equal(body.requestId, response.headers.get('x-request-id'));
+      assert.ok(!JSON.stringify(body).includes('customer_first_orders'), 'no SQL detail');
+      assert.equal((await service.get('/api/reports/tabular?metrics=orders', key)).status, 200);
+      await service.db.query('ALTER TABLE customer_first_orders_gone RENAME TO customer_first_orders');
+    } finally {
+      await service.cleanup();
+    }
   });
 });
 
@@ -187,7 +237,8 @@ describe('rate limits', () => {
 
   test('R2: past the failed-authentication limit an address gets 429, even with a valid key', async () => {
     const other = await service.addOrganization('Epsilon', []);
-    for (let i = 0; i < 3; i++) assert.equal((await service.get('/api/reports/catalog', mintKey())).status, 401);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await service.get('/api/reports/catalog', mintKey())).status, 401);
     const blocked = await service.get('/api/reports/catalog', other.key);
     assert.equal(blocked.status, 429);
     assert.ok(Number(blocked.headers.get('retry-after')) > 0);
@@ -202,7 +253,10 @@ describe('database unavailable', () => {
     const app = await buildApp(config, { db, logger: false });
     try {
       for (let i = 0; i < 2; i++) {
-        const response = await app.inject({ url: '/api/reports/catalog', headers: { authorization: `Bearer ${mintKey()}` } });
+        const response = await app.inject({
+          url: '/api/reports/catalog',
+          headers: { authorization: `Bearer ${mintKey()}` },
+        });
         assert.equal(response.statusCode, 503);
         assert.equal(response.headers['retry-after'], '5');
         assert.equal(typeof response.json().error, 'string');

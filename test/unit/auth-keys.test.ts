@@ -57,6 +57,10 @@ test('K3: Bearer scheme is case-insensitive; a missing header or another scheme 
   assert.equal(bearerKey('bearer   abc '), 'abc');
   assert.equal(bearerKey('BEARER abc'), 'abc');
   for (const bad of [undefined, '', 'Basic abc', 'Bearer', 'Bearer a b', 'Token abc']) {
-    assert.throws(() => bearerKey(bad), (e: Error & { code?: string }) => e.code === 'UNAUTHENTICATED', String(bad));
+    assert.throws(
+      () => bearerKey(bad),
+      (e: Error & { code?: string }) => e.code === 'UNAUTHENTICATED',
+      String(bad),
+    );
   }
 });

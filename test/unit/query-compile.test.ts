@@ -50,7 +50,9 @@ test('values are bound, never pasted: timezone, period, statuses and limit are p
 });
 
 test('T3/T5: dimensions are grouped and sorted by code point in request order; no dimension means one totals row', () => {
-  const grouped = compileReport(planReport(query({ dimensions: ['store', 'date'] }), { id: '1', settings })).sql;
+  const grouped = compileReport(
+    planReport(query({ dimensions: ['store', 'date'] }), { id: '1', settings }),
+  ).sql;
   assert.match(grouped, /GROUP BY 1, 2/);
   assert.match(grouped, /ORDER BY "store" COLLATE "C", "date" COLLATE "C"/);
   const totals = compileReport(planReport(query(), { id: '1', settings })).sql;
@@ -58,9 +60,18 @@ test('T3/T5: dimensions are grouped and sorted by code point in request order; n
 });
 
 test('the first-order join is only planned when customer types are needed', () => {
-  assert.equal(planReport(query({ metrics: ['unique_customers'] }), { id: '1', settings }).needsFirstOrders, false);
-  assert.equal(planReport(query({ metrics: ['new_customers'] }), { id: '1', settings }).needsFirstOrders, true);
-  assert.equal(planReport(query({ dimensions: ['customer_type'] }), { id: '1', settings }).needsFirstOrders, true);
+  assert.equal(
+    planReport(query({ metrics: ['unique_customers'] }), { id: '1', settings }).needsFirstOrders,
+    false,
+  );
+  assert.equal(
+    planReport(query({ metrics: ['new_customers'] }), { id: '1', settings }).needsFirstOrders,
+    true,
+  );
+  assert.equal(
+    planReport(query({ dimensions: ['customer_type'] }), { id: '1', settings }).needsFirstOrders,
+    true,
+  );
 });
 
 test('S2: net revenue deducts each chosen component, a refunded amount only once', () => {
@@ -68,7 +79,10 @@ test('S2: net revenue deducts each chosen component, a refunded amount only once
     [[], 'o.total'],
     [['refunds'], 'o.total - o.refund_total'],
     [['taxes'], 'o.total - o.tax_total'],
-    [['refunds', 'taxes', 'shipping'], 'o.total - o.refund_total - (o.tax_total - o.refund_tax) - (o.shipping_total - o.refund_shipping)'],
+    [
+      ['refunds', 'taxes', 'shipping'],
+      'o.total - o.refund_total - (o.tax_total - o.refund_tax) - (o.shipping_total - o.refund_shipping)',
+    ],
     [['taxes', 'shipping', 'fees'], 'o.total - o.tax_total - o.shipping_total - o.fee_total'],
   ];
   for (const [deductions, expected] of cases) assert.equal(netRevenueSql(deductions), expected);

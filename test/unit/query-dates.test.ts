@@ -5,7 +5,19 @@ import { addDays, earliestFrom, parseDay, todayUtc } from '../../src/query/dates
 test('P3: a day is exactly YYYY-MM-DD and exists in the calendar', () => {
   assert.equal(parseDay('2026-02-28'), '2026-02-28');
   assert.equal(parseDay('2024-02-29'), '2024-02-29');
-  for (const bad of ['2026-02-29', '2026-02-30', '2026-13-01', '2026-00-10', '2026-04-31', '2026-1-01', '26-01-01', '2026-01-01T00:00', ' 2026-01-01', '0000-01-01', '']) {
+  for (const bad of [
+    '2026-02-29',
+    '2026-02-30',
+    '2026-13-01',
+    '2026-00-10',
+    '2026-04-31',
+    '2026-1-01',
+    '26-01-01',
+    '2026-01-01T00:00',
+    ' 2026-01-01',
+    '0000-01-01',
+    '',
+  ]) {
     assert.equal(parseDay(bad), undefined, bad);
   }
 });

@@ -34,7 +34,10 @@ test('P1: no metric after cleaning is a 400', () => {
 });
 
 test('P2: unknown ids are listed by kind in request order; a dimension passed as a metric is unknown', () => {
-  const error = rejects({ metrics: 'orders,date,bogus', dimensions: 'orders,store,zzz' }, 'UNKNOWN_IDENTIFIERS');
+  const error = rejects(
+    { metrics: 'orders,date,bogus', dimensions: 'orders,store,zzz' },
+    'UNKNOWN_IDENTIFIERS',
+  );
   assert.equal(error.message, 'Dimensions ou métriques inconnues');
   assert.equal(error.status, 400);
   assert.deepEqual(error.body, { unknownDimensions: ['orders', 'zzz'], unknownMetrics: ['date', 'bogus'] });
