@@ -1,11 +1,9 @@
 // DEMO=1: on an empty database, a demo organization with two years of orders, a login and a key.
-import crypto from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { Database } from '../db/database.js';
 import { createApiKey } from '../auth/api-keys.js';
 import { createOrganization, setSubscription } from '../domain/organizations.js';
 import { addStore } from '../domain/stores.js';
-import { addUserToOrganization } from '../domain/users.js';
 import { importOrderRecords } from '../ingest/import.js';
 import { todayUtc } from '../query/dates.js';
 import { DEFAULT_DEMO_STORES, generateDemoOrders } from './generate.js';
@@ -15,12 +13,8 @@ export interface DemoAccess {
   readonly slug: string;
   /** Shown once, on the start that created the demo. */
   readonly apiKey?: string;
-  readonly email?: string;
-  readonly password?: string;
   readonly orders?: number;
 }
-
-export const DEMO_EMAIL = 'demo@sales-metrics.test';
 
 export async function seedDemo(db: Database, log: (line: string) => void): Promise<DemoAccess> {
   const existing = await db.query<{ slug: string }>('SELECT slug FROM organizations ORDER BY id LIMIT 1');
@@ -35,9 +29,7 @@ export async function seedDemo(db: Database, log: (line: string) => void): Promi
   });
   log(`  ${result.imported} commandes importées en ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const { key } = await createApiKey(db, org.id, 'Démo (curl)');
-  const password = crypto.randomBytes(9).toString('base64url');
-  await addUserToOrganization(db, org.id, DEMO_EMAIL, password);
-  return { created: true, slug: org.slug, apiKey: key, email: DEMO_EMAIL, password, orders: result.imported };
+  return { created: true, slug: org.slug, apiKey: key, orders: result.imported };
 }
 
 export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): void {
@@ -47,7 +39,6 @@ export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): voi
       ``,
       `Démo créée : organisation « ${demo.slug} », ${demo.orders} commandes sur deux ans.`,
       `Clé API de démo (affichée cette fois seulement) : ${demo.apiKey}`,
-      `Connexion web de démo : ${demo.email} / ${demo.password}`,
       ``,
       `Essayez :`,
       `  curl -s -H 'Authorization: Bearer ${demo.apiKey}' '${baseUrl}/api/reports/catalog'`,
@@ -57,7 +48,7 @@ export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): voi
     lines.push(
       ``,
       `Démo déjà présente (organisation « ${demo.slug} ») : sa clé n’est plus affichable.`,
-      `Nouvelle clé : node bin/sales-metrics.js key create --org ${demo.slug} --name "Ma clé"`,
+      `Nouvelle clé : npx sales-metrics key create --org ${demo.slug} --name "Ma clé"`,
     );
   }
   out.write(`${lines.join('\n')}\n\n`);
