@@ -7,25 +7,33 @@ import type { Database } from './db/database.js';
 import { AppError } from './errors.js';
 import { SqlReportEngine, type ReportEngine } from './metrics/engine.js';
 import { loadTimeZones } from './metrics/time-zones.js';
-import { MemoryAuthFailureCounter, type AuthFailureCounter } from './api/auth-failures.js';
 import { sendError } from './api/error-response.js';
 import { readOnlyApi, reportsApi } from './api/reports-api.js';
-import { MemoryResponseCache, type ResponseCache } from './api/response-cache.js';
+import { healthRoutes } from './api/health.js';
+import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
+import { connectRedis, throttled } from './api/redis.js';
 
 export interface AppDeps {
   readonly db: Database;
   readonly engine?: ReportEngine;
   readonly cache?: ResponseCache;
-  readonly authFailures?: AuthFailureCounter;
   readonly logger?: boolean;
 }
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger === false ? false : { level: config.logLevel },
+    logger:
+      deps.logger === false
+        ? false
+        : {
+            level: config.logLevel,
+            // Secrets are never logged, whatever a future log call passes in.
+            redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.key', '*.apiKey'],
+          },
     genReqId: () => crypto.randomUUID(),
+    // A slow or stalled client cannot hold a connection for long.
     requestTimeout: 60_000,
-    connectionTimeout: 0,
+    connectionTimeout: 65_000,
     keepAliveTimeout: 5_000,
     bodyLimit: 64 * 1024,
   });
@@ -65,14 +73,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
     return zones;
   };
+  const redis = config.redisUrl === undefined ? undefined : connectRedis(config.redisUrl, app.log);
+  if (redis) app.addHook('onClose', async () => void redis.disconnect());
+  const cacheFallback = throttled((error) =>
+    app.log.warn(
+      { err: { message: (error as Error).message } },
+      'Redis en erreur : cache local à l’instance',
+    ),
+  );
   await app.register(reportsApi, {
     config,
     db: deps.db,
     engine: deps.engine ?? new SqlReportEngine(deps.db),
-    cache: deps.cache ?? new MemoryResponseCache(),
-    authFailures: deps.authFailures ?? new MemoryAuthFailureCounter(config.rateLimitWindowS),
+    cache: deps.cache ?? (redis ? new RedisResponseCache(redis, cacheFallback) : new MemoryResponseCache()),
+    redis,
     timeZones,
   });
   await app.register(readOnlyApi);
+  await app.register(healthRoutes, { db: deps.db, redis });
+  app.server.headersTimeout = 10_000;
   return app;
 }

@@ -10,7 +10,9 @@ import { authenticateApiKey, LastUsedRecorder, type ApiCaller } from '../auth/au
 import type { ReportEngine } from '../metrics/engine.js';
 import { parseTabularQuery, type RawQuery, type TabularQuery } from '../query/parse.js';
 import { planReport } from '../query/plan.js';
-import type { AuthFailureCounter } from './auth-failures.js';
+import type { Redis } from 'ioredis';
+import { sharedCounterStore } from './rate-limit-store.js';
+import { throttled } from './redis.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
 
 declare module 'fastify' {
@@ -24,7 +26,8 @@ export interface ReportsApiDeps {
   readonly db: Queryable;
   readonly engine: ReportEngine;
   readonly cache: ResponseCache;
-  readonly authFailures: AuthFailureCounter;
+  /** Shared limits (R3); the instance's own counters when undefined. */
+  readonly redis?: Redis;
   readonly timeZones: () => Promise<ReadonlySet<string>>;
 }
 
@@ -58,33 +61,18 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
     app.log.warn({ err: error }, 'last-used update failed'),
   );
 
-  // Authentication runs first (C1), behind the failed-authentication limit (R2).
-  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const address = request.ip;
-    const failures = await deps.authFailures.peek(address);
-    if (failures.count >= config.authFailureLimit) {
-      limitHeaders(reply, config.authFailureLimit, 0, failures.resetS);
-      reply.header('retry-after', String(failures.resetS));
-      throw new AppError(
-        'AUTH_FAILURES_LIMITED',
-        `Trop d’échecs d’authentification depuis cette adresse : réessayez dans ${failures.resetS} s`,
-      );
-    }
-    try {
-      request.caller = await authenticateApiKey(deps.db, request.headers.authorization);
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'UNAUTHENTICATED') await deps.authFailures.add(address);
-      throw error;
-    }
-    lastUsed.record(request.caller);
-  }
-
-  // One store for both routes of this plugin: the limit is per key, across the API (R1).
+  const redisFallback = throttled((error) =>
+    app.log.warn(
+      { err: { message: (error as Error).message } },
+      'Redis en erreur : compteurs locaux à l’instance',
+    ),
+  );
   await app.register(rateLimit, {
     global: true,
     hook: 'preHandler', // after authentication: the limit is per key (R1)
     max: config.rateLimitMax,
     timeWindow: config.rateLimitWindowS * 1000,
+    ...(deps.redis ? { store: sharedCounterStore(deps.redis, redisFallback) } : {}),
     keyGenerator: (request) => `key:${request.caller?.keyId ?? request.ip}`,
     errorResponseBuilder: (_request, context) =>
       new AppError(
@@ -92,6 +80,34 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
         `Trop de requêtes : ${context.max} requêtes par ${config.rateLimitWindowS} s au plus pour une clé, réessayez dans ${context.after}`,
       ),
   });
+  // R2: failed authentications per client address, counted on failure only.
+  const authFailures = app.createRateLimit({
+    max: config.authFailureLimit,
+    timeWindow: config.rateLimitWindowS * 1000,
+    keyGenerator: (request) => `auth-failures:${request.ip}`,
+  });
+
+  // Authentication runs first (C1), behind the failed-authentication limit (R2).
+  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const failures = await authFailures(request, { increment: false });
+    if (!failures.isAllowed && failures.remaining === 0) {
+      const resetS = Math.max(1, failures.ttlInSeconds);
+      limitHeaders(reply, config.authFailureLimit, 0, resetS);
+      reply.header('retry-after', String(resetS));
+      throw new AppError(
+        'AUTH_FAILURES_LIMITED',
+        `Trop d’échecs d’authentification depuis cette adresse : réessayez dans ${resetS} s`,
+      );
+    }
+    try {
+      request.caller = await authenticateApiKey(deps.db, request.headers.authorization);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'UNAUTHENTICATED') await authFailures(request);
+      throw error;
+    }
+    lastUsed.record(request.caller);
+  }
+
   app.get('/api/reports/catalog', { onRequest: authenticate }, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(CATALOG_BODY),
   );

@@ -1,0 +1,40 @@
+// The shared Redis of several instances (R3). Commands fail fast while Redis is unreachable
+// (no offline queue, short timeout) so that callers fall back to in-process state at once.
+import { Redis } from 'ioredis';
+import type { FastifyBaseLogger } from 'fastify';
+
+export function connectRedis(url: string, log: FastifyBaseLogger): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 500,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000), // keep trying: Redis may come back
+    lazyConnect: false,
+  });
+  let down = false;
+  redis.on('ready', () => {
+    if (down) log.warn('Redis de nouveau joignable : limites et cache partagés rétablis');
+    down = false;
+  });
+  redis.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    log.error(
+      { err: { message: error.message } },
+      'Redis injoignable : limites et cache locaux à l’instance en attendant',
+    );
+  });
+  return redis;
+}
+
+/** A log call made at most once per interval, for failures that repeat on every request. */
+export function throttled(log: (error: unknown) => void, intervalMs = 10_000): (error: unknown) => void {
+  let last = 0;
+  return (error) => {
+    const now = Date.now();
+    if (now - last < intervalMs) return;
+    last = now;
+    log(error);
+  };
+}
