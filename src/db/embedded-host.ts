@@ -17,8 +17,10 @@ async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('embedded-host must run in a worker thread');
   const db = await PGlite.create({ dataDir });
-  const queue = new SessionQueue(db);
   const handlers = new Set<PGLiteSocketHandler>();
+  const queue = new SessionQueue(db, (handlerId) => {
+    for (const handler of handlers) if (handler.handlerId === handlerId) void handler.detach(true);
+  });
   fs.rmSync(socketPath, { force: true });
   const server = net.createServer((socket) => {
     const handler = new PGLiteSocketHandler({

@@ -5,6 +5,8 @@
 // overwrites the other's unnamed statement; one thrown error also leaves it stuck for good
 // (electric-sql/pglite#1046). This queue gives the session to one connection from its first
 // extended-protocol message until its Sync, and for the whole of any transaction it opens.
+// A connection that closes gives the session back clean (Sync, ROLLBACK), even when it closes
+// while one of its statements runs; one that holds the session idle while others wait is evicted.
 import type { PGlite } from '@electric-sql/pglite';
 
 interface Pending {
@@ -20,6 +22,19 @@ interface Pending {
 const MID_BATCH = new Set(['P', 'B', 'D', 'E', 'C', 'H', 'd'].map((c) => c.charCodeAt(0)));
 const SYNC = new Uint8Array([0x53, 0, 0, 0, 4]);
 
+/** A simple-protocol Query message. db.exec() would take PGlite's query mutex again: deadlock. */
+function queryMessage(sql: string): Uint8Array {
+  const text = Buffer.from(`${sql}\0`, 'utf8');
+  const message = Buffer.alloc(5 + text.length);
+  message.write('Q', 0, 'ascii');
+  message.writeInt32BE(4 + text.length, 1);
+  text.copy(message, 5);
+  return message;
+}
+const ROLLBACK = queryMessage('ROLLBACK');
+/** Like PostgreSQL's idle_in_transaction_session_timeout, but only while others are waiting. */
+export const IDLE_OWNER_MS = 30_000;
+
 /** True for the startup packet, which has no type byte. */
 function isStartup(message: Uint8Array): boolean {
   return message.length >= 8 && message[4] === 0 && message[5] === 3 && message[6] === 0 && message[7] === 0;
@@ -31,8 +46,17 @@ export class SessionQueue {
   /** The connection that holds the session (mid-batch or in a transaction), if any. */
   private owner: number | null = null;
   private ownerMidBatch = false;
+  /** The connection whose message is executing now. */
+  private executing: number | null = null;
+  private readonly closed = new Set<number>();
+  private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly db: PGlite) {}
+  constructor(
+    private readonly db: PGlite,
+    /** Closes a connection that holds the session idle while others wait. */
+    private readonly evict: (handlerId: number) => void = () => undefined,
+    private readonly idleOwnerMs = IDLE_OWNER_MS,
+  ) {}
 
   enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
     return new Promise((resolve, reject) => {
@@ -56,14 +80,40 @@ export class SessionQueue {
 
   /** Called when a connection goes away: give the session back in a clean state. */
   async clearTransactionIfNeeded(handlerId: number): Promise<void> {
-    if (this.owner !== handlerId) return;
+    // A message of this connection still executing: drain() cleans up right after it.
+    if (this.executing === handlerId) {
+      this.closed.add(handlerId);
+      return;
+    }
+    if (this.owner === handlerId) await this.release();
+  }
+
+  private async release(): Promise<void> {
+    await this.cleanSession();
+    void this.drain();
+  }
+
+  /** Ends the owner's batch and transaction, and frees the session. */
+  private async cleanSession(): Promise<void> {
     await this.db.runExclusive(async () => {
       if (this.ownerMidBatch) await this.db.execProtocolRaw(SYNC);
-      if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+      if (this.db.isInTransaction()) await this.db.execProtocolRaw(ROLLBACK);
     });
     this.owner = null;
     this.ownerMidBatch = false;
-    void this.drain();
+  }
+
+  /** While the owner sends nothing and others wait, count down to its eviction. */
+  private watchIdleOwner(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    const owner = this.owner;
+    if (owner === null || this.queue.length === 0) return;
+    this.idleTimer = setTimeout(() => {
+      if (this.owner === owner && !this.running && !this.queue.some((p) => p.handlerId === owner))
+        this.evict(owner);
+    }, this.idleOwnerMs);
+    this.idleTimer.unref();
   }
 
   private next(): Pending | undefined {
@@ -79,6 +129,7 @@ export class SessionQueue {
       for (let item = this.next(); item; item = this.next()) {
         const current = item;
         let bytes = 0;
+        this.executing = current.handlerId;
         try {
           await this.db.runExclusive(() =>
             this.db.execProtocolRawStream(current.message, {
@@ -92,12 +143,17 @@ export class SessionQueue {
         } catch (error) {
           current.reject(error);
         }
+        this.executing = null;
         const type = current.message[0] ?? 0;
         this.ownerMidBatch = !isStartup(current.message) && MID_BATCH.has(type);
         this.owner = this.ownerMidBatch || this.db.isInTransaction() ? current.handlerId : null;
+        // The connection closed while its statement ran.
+        if (this.closed.delete(current.handlerId) && this.owner !== null) await this.cleanSession();
       }
     } finally {
+      this.executing = null;
       this.running = false;
+      this.watchIdleOwner();
     }
   }
 }

@@ -127,7 +127,10 @@ function externalIdOf(value: unknown, fail: Fail): string | undefined {
 
 function createdAtOf(value: unknown, fail: Fail): string | undefined {
   if (isMissing(value)) return fail('champ obligatoire manquant');
-  if (typeof value === 'string' && isIsoInstant(value.trim())) return value.trim();
+  // PostgreSQL keeps microseconds and rounds further digits, which could carry 23:59:59.9999995Z
+  // into the next day (T1): digits past the microsecond are dropped instead.
+  if (typeof value === 'string' && isIsoInstant(value.trim()))
+    return value.trim().replace(/(\.\d{6})\d+/, '$1');
   return fail(
     `date invalide « ${shown(value)} » : instant ISO 8601 avec Z ou décalage attendu (ex. 2026-03-01T23:30:00+01:00)`,
   );

@@ -257,3 +257,16 @@ test('I1: every faulty field of a line is reported, in field order, and unknown 
   );
   for (const error of result.errors) assert.ok(error.message.length > 0);
 });
+
+test('T1: digits past the microsecond are dropped, so an instant never rounds into the next day', () => {
+  const result = validateOrder({
+    store: 'https://s.example',
+    id: '1',
+    created_at: '2026-03-01T23:59:59.9999995Z',
+    status: 'completed',
+    items: 1,
+    total: '1.00',
+  });
+  assert.ok(result.ok);
+  assert.equal(result.order.createdAt, '2026-03-01T23:59:59.999999Z');
+});

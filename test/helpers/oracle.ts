@@ -1,0 +1,478 @@
+// An independent oracle for GET /api/reports/tabular, written from ../shared/SPEC.md only (it
+// imports nothing from src/): raw orders in the import format (section 12), the Report settings
+// (S1, S2) and a query in, the response body and the truncation flag out, exactly as the SPEC says
+// the API returns them. Money is integer cents in BigInt; instants are exact nanoseconds.
+
+export const DIMENSION_IDS = ['date', 'store', 'country', 'customer_type', 'status'] as const;
+export const METRIC_IDS = [
+  'orders',
+  'items_sold',
+  'gross_sales',
+  'net_revenue',
+  'average_order_value',
+  'taxes',
+  'shipping',
+  'unique_customers',
+  'new_customers',
+  'returning_customers',
+] as const;
+export type DimensionId = (typeof DIMENSION_IDS)[number];
+export type MetricId = (typeof METRIC_IDS)[number];
+export type Deduction = 'refunds' | 'taxes' | 'shipping' | 'fees';
+
+/** One line of an order file (section 12), as a JSON object. */
+export interface RawOrder {
+  store: string;
+  id: string;
+  created_at: string;
+  status: string;
+  billing_country?: string | null;
+  customer_email?: string | null;
+  items: number | string;
+  total: string | number;
+  tax_total?: string | number;
+  shipping_total?: string | number;
+  fee_total?: string | number;
+  refund_total?: string | number;
+  refund_tax?: string | number;
+  refund_shipping?: string | number;
+}
+
+export interface ReportSettings {
+  /** S1 */
+  excludedStatuses: readonly string[];
+  /** S2 */
+  deductions: readonly Deduction[];
+}
+
+export const DEFAULT_SETTINGS: ReportSettings = {
+  excludedStatuses: ['pending', 'failed', 'cancelled', 'checkout-draft'],
+  deductions: ['refunds', 'taxes', 'shipping'],
+};
+
+export interface OracleQuery {
+  /** Ids after P1 (see resolveIds), known ids only. */
+  dimensions: readonly DimensionId[];
+  metrics: readonly MetricId[];
+  /** YYYY-MM-DD, before the P4 cap. */
+  from: string;
+  to: string;
+  /** IANA name, echoed as given (P5). */
+  timezone: string;
+  /** P6, default 10000. */
+  limit?: number;
+}
+
+export type Row = Record<string, string | number>;
+
+export interface OracleBody {
+  dimensions: string[];
+  metrics: string[];
+  from: string;
+  to: string;
+  timezone: string;
+  rows: Row[];
+  rowCount: number;
+}
+
+export interface OracleAnswer {
+  body: OracleBody;
+  /** T6: the header X-Rows-Truncated: true is expected. */
+  truncated: boolean;
+  /** Rows before the limit (to choose limits that truncate). */
+  totalRows: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// P1: comma-separated ids, blanks trimmed, empty items ignored, duplicates removed (first kept);
+// several occurrences of the parameter are joined.
+
+export function resolveIds(values: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const value of values) {
+    for (const item of value.split(',')) {
+      const id = item.trim();
+      if (id !== '' && !out.includes(id)) out.push(id);
+    }
+  }
+  return out;
+}
+
+/**
+ * A valid request's query string → OracleQuery (P1 ids, P5 default UTC, P6 default 10000).
+ * `from` and `to` must be present (their defaults depend on today's date).
+ */
+export function queryFromSearch(params: URLSearchParams): OracleQuery {
+  const from = params.get('from');
+  const to = params.get('to');
+  if (from === null || to === null) throw new Error('oracle: from and to are required here');
+  const dimensions = resolveIds(params.getAll('dimensions'));
+  const metrics = resolveIds(params.getAll('metrics'));
+  const unknown = [
+    ...dimensions.filter((d) => !(DIMENSION_IDS as readonly string[]).includes(d)),
+    ...metrics.filter((m) => !(METRIC_IDS as readonly string[]).includes(m)),
+  ];
+  if (unknown.length > 0 || metrics.length === 0) throw new Error(`oracle: not a valid request (${unknown})`);
+  const limit = params.get('limit');
+  return {
+    dimensions: dimensions as DimensionId[],
+    metrics: metrics as MetricId[],
+    from,
+    to,
+    timezone: params.get('timezone') ?? 'UTC',
+    limit: limit === null ? undefined : Number(limit),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Money: decimal ≥ 0 with at most 2 decimals, as a string or a JSON number → integer cents.
+
+export function parseCents(value: string | number | undefined | null): bigint {
+  if (value === undefined || value === null || value === '') return 0n;
+  const text = typeof value === 'number' ? String(value) : value.trim();
+  const match = /^(\d+)(?:\.(\d{0,2}))?$/.exec(text);
+  if (!match) throw new Error(`oracle: invalid amount ${JSON.stringify(value)}`);
+  const cents = (match[2] ?? '').padEnd(2, '0');
+  return BigInt(match[1] ?? '0') * 100n + BigInt(cents);
+}
+
+/** M1: cents (exact) to a JSON number with 2 decimals. */
+export function centsToNumber(cents: bigint): number {
+  const negative = cents < 0n;
+  const abs = negative ? -cents : cents;
+  const text = `${negative ? '-' : ''}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
+  return Number(text);
+}
+
+/** M1: numerator / denominator in cents, rounded once to a cent, half away from zero. */
+export function divideRounded(numerator: bigint, denominator: bigint): bigint {
+  if (denominator === 0n) return 0n;
+  const negative = numerator < 0n !== denominator < 0n;
+  const n = numerator < 0n ? -numerator : numerator;
+  const d = denominator < 0n ? -denominator : denominator;
+  const q = (2n * n + d) / (2n * d);
+  return negative ? -q : q;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instants: exact nanoseconds since the epoch, from an ISO 8601 instant with Z or an offset.
+
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|([+-])(\d{2}):?(\d{2}))$/;
+
+export function parseInstantNs(text: string): bigint {
+  const m = INSTANT.exec(text.trim());
+  if (!m) throw new Error(`oracle: invalid created_at ${JSON.stringify(text)}`);
+  const [, y, mo, d, h, mi, s, frac, zone, sign, oh, om] = m;
+  const wallMs = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s ?? '0'));
+  let offsetMinutes = 0;
+  if (zone !== 'Z') offsetMinutes = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
+  const utcMs = wallMs - offsetMinutes * 60_000;
+  const fractionNs = BigInt(((frac ?? '') + '000000000').slice(0, 9));
+  return BigInt(utcMs) * 1_000_000n + fractionNs;
+}
+
+/** Midnight UTC of a YYYY-MM-DD day, in nanoseconds. */
+export function dayStartNs(day: string): bigint {
+  return BigInt(dayToMs(day)) * 1_000_000n;
+}
+
+function dayToMs(day: string): number {
+  const [y, m, d] = day.split('-').map(Number);
+  return Date.UTC(y ?? 0, (m ?? 1) - 1, d ?? 1);
+}
+
+function msToDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export function addDays(day: string, days: number): string {
+  return msToDay(dayToMs(day) + days * 86_400_000);
+}
+
+/** P4: the earliest allowed `from` is `to` minus two calendar years plus one day. */
+export function earliestFrom(to: string): string {
+  const [y, m, d] = to.split('-').map(Number);
+  const year = (y ?? 0) - 2;
+  const month = m ?? 1;
+  // Minus two calendar years: 29 February of a non-leap year becomes the last day of February.
+  const lastOfMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const day = Math.min(d ?? 1, lastOfMonth);
+  const shifted = `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+  return addDays(shifted, 1);
+}
+
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The day of an instant in an IANA time zone, YYYY-MM-DD (dimension `date`). */
+export function dayInZone(instantNs: bigint, timeZone: string): string {
+  let format = dayFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hourCycle: 'h23',
+    });
+    dayFormats.set(timeZone, format);
+  }
+  // Floor to the millisecond: day boundaries fall on whole seconds, so the day is unchanged.
+  let ms = instantNs / 1_000_000n;
+  if (instantNs < 0n && instantNs % 1_000_000n !== 0n) ms -= 1n;
+  const parts = format.formatToParts(new Date(Number(ms)));
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${get('year').padStart(4, '0')}-${get('month')}-${get('day')}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Orders
+
+/** Section 1 / README: a store's address loses its trailing slashes. */
+export function storeAddress(store: string): string {
+  return store.trim().replace(/\/+$/, '');
+}
+
+/** U1: trimmed, lower-cased email when usable; undefined for an anonymous order. */
+export function customerOf(email: string | null | undefined): string | undefined {
+  if (email === undefined || email === null) return undefined;
+  const value = email.trim().toLowerCase();
+  if (/\s/.test(value)) return undefined;
+  const parts = value.split('@');
+  if (parts.length !== 2) return undefined;
+  const [local, domain] = parts as [string, string];
+  if (local === '' || !domain.includes('.')) return undefined;
+  return value;
+}
+
+/** §5 country: upper-cased; `Unknown` when missing or empty. */
+export function countryOf(country: string | null | undefined): string {
+  const value = (country ?? '').trim();
+  return value === '' ? 'Unknown' : value.toUpperCase();
+}
+
+interface Order {
+  store: string;
+  status: string;
+  country: string;
+  customer: string | undefined;
+  at: bigint;
+  items: bigint;
+  total: bigint;
+  tax: bigint;
+  shipping: bigint;
+  fee: bigint;
+  refund: bigint;
+  refundTax: bigint;
+  refundShipping: bigint;
+}
+
+function normalize(raw: RawOrder): Order {
+  return {
+    store: storeAddress(raw.store),
+    status: raw.status,
+    country: countryOf(raw.billing_country),
+    customer: customerOf(raw.customer_email),
+    at: parseInstantNs(raw.created_at),
+    items: BigInt(typeof raw.items === 'string' ? raw.items.trim() : raw.items),
+    total: parseCents(raw.total),
+    tax: parseCents(raw.tax_total),
+    shipping: parseCents(raw.shipping_total),
+    fee: parseCents(raw.fee_total),
+    refund: parseCents(raw.refund_total),
+    refundTax: parseCents(raw.refund_tax),
+    refundShipping: parseCents(raw.refund_shipping),
+  };
+}
+
+/** An organization's orders after every import: same (store, id) replaces the earlier one (I2). */
+export function currentOrders(lines: readonly RawOrder[]): RawOrder[] {
+  const byKey = new Map<string, RawOrder>();
+  for (const line of lines) {
+    const key = `${storeAddress(line.store)}\u0000${String(line.id)}`;
+    byKey.delete(key);
+    byKey.set(key, line);
+  }
+  return [...byKey.values()];
+}
+
+/** S2: net(order), deducting a refund once. */
+export function netCents(order: Order, deductions: readonly Deduction[]): bigint {
+  const refunds = deductions.includes('refunds');
+  let net = order.total;
+  if (refunds) net -= order.refund;
+  if (deductions.includes('taxes')) net -= order.tax - (refunds ? order.refundTax : 0n);
+  if (deductions.includes('shipping')) net -= order.shipping - (refunds ? order.refundShipping : 0n);
+  if (deductions.includes('fees')) net -= order.fee;
+  return net;
+}
+
+/** T3: compare strings by Unicode code point. */
+export function compareCodePoints(a: string, b: string): number {
+  const ca = [...a];
+  const cb = [...b];
+  const n = Math.min(ca.length, cb.length);
+  for (let i = 0; i < n; i++) {
+    const x = ca[i]!.codePointAt(0)!;
+    const y = cb[i]!.codePointAt(0)!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return ca.length - cb.length;
+}
+
+interface Group {
+  values: string[];
+  orders: bigint;
+  items: bigint;
+  gross: bigint;
+  net: bigint;
+  taxes: bigint;
+  shipping: bigint;
+  customers: Set<string>;
+  newCustomers: Set<string>;
+  returningCustomers: Set<string>;
+}
+
+function emptyGroup(values: string[]): Group {
+  return {
+    values,
+    orders: 0n,
+    items: 0n,
+    gross: 0n,
+    net: 0n,
+    taxes: 0n,
+    shipping: 0n,
+    customers: new Set(),
+    newCustomers: new Set(),
+    returningCustomers: new Set(),
+  };
+}
+
+/**
+ * The expected answer of GET /api/reports/tabular for an organization whose imported lines are
+ * `lines` (in import order, replacements included).
+ */
+export function oracle(
+  lines: readonly RawOrder[],
+  settings: ReportSettings,
+  query: OracleQuery,
+): OracleAnswer {
+  const excluded = new Set(settings.excludedStatuses);
+  // S1: excluded orders count nowhere.
+  const counted = currentOrders(lines)
+    .map(normalize)
+    .filter((o) => !excluded.has(o.status));
+
+  // U2: first order of each customer, across all stores, whatever the period.
+  const firstOrder = new Map<string, bigint>();
+  for (const o of counted) {
+    if (o.customer === undefined) continue;
+    const seen = firstOrder.get(o.customer);
+    if (seen === undefined || o.at < seen) firstOrder.set(o.customer, o.at);
+  }
+
+  // P4 then T1.
+  const to = query.to;
+  const cap = earliestFrom(to);
+  const from = query.from < cap ? cap : query.from;
+  const start = dayStartNs(from);
+  const end = dayStartNs(addDays(to, 1));
+
+  const groups = new Map<string, Group>();
+  for (const o of counted) {
+    if (o.at < start || o.at >= end) continue;
+    let type: 'anonymous' | 'new' | 'returning' = 'anonymous';
+    if (o.customer !== undefined) {
+      const first = firstOrder.get(o.customer)!;
+      type = first >= start ? 'new' : 'returning';
+    }
+    const values = query.dimensions.map((d) => {
+      switch (d) {
+        case 'date':
+          return dayInZone(o.at, query.timezone);
+        case 'store':
+          return o.store;
+        case 'country':
+          return o.country;
+        case 'customer_type':
+          return type;
+        case 'status':
+          return o.status;
+      }
+    });
+    const key = JSON.stringify(values);
+    let group = groups.get(key);
+    if (!group) {
+      group = emptyGroup(values);
+      groups.set(key, group);
+    }
+    group.orders += 1n;
+    group.items += o.items;
+    group.gross += o.total;
+    group.net += netCents(o, settings.deductions);
+    group.taxes += o.tax;
+    group.shipping += o.shipping;
+    if (o.customer !== undefined) {
+      group.customers.add(o.customer);
+      if (type === 'new') group.newCustomers.add(o.customer);
+      if (type === 'returning') group.returningCustomers.add(o.customer);
+    }
+  }
+  // T5: no dimension, exactly one row (zeros without orders). T4: otherwise only non-empty groups.
+  if (query.dimensions.length === 0 && groups.size === 0) groups.set('[]', emptyGroup([]));
+
+  const sorted = [...groups.values()].sort((a, b) => {
+    for (let i = 0; i < a.values.length; i++) {
+      const c = compareCodePoints(a.values[i]!, b.values[i]!);
+      if (c !== 0) return c;
+    }
+    return 0;
+  });
+
+  const allRows = sorted.map((g) => {
+    const row: Row = {};
+    query.dimensions.forEach((d, i) => (row[d] = g.values[i]!));
+    for (const m of query.metrics) row[m] = metricValue(g, m);
+    return row;
+  });
+  const limit = query.limit ?? 10_000;
+  const rows = allRows.slice(0, limit);
+  return {
+    body: {
+      dimensions: [...query.dimensions],
+      metrics: [...query.metrics],
+      from,
+      to,
+      timezone: query.timezone,
+      rows,
+      rowCount: rows.length,
+    },
+    truncated: allRows.length > limit,
+    totalRows: allRows.length,
+  };
+}
+
+function metricValue(g: Group, metric: MetricId): number {
+  switch (metric) {
+    case 'orders':
+      return Number(g.orders);
+    case 'items_sold':
+      return Number(g.items);
+    case 'gross_sales':
+      return centsToNumber(g.gross);
+    case 'net_revenue':
+      return centsToNumber(g.net);
+    case 'average_order_value':
+      return centsToNumber(divideRounded(g.net, g.orders));
+    case 'taxes':
+      return centsToNumber(g.taxes);
+    case 'shipping':
+      return centsToNumber(g.shipping);
+    case 'unique_customers':
+      return g.customers.size;
+    case 'new_customers':
+      return g.newCustomers.size;
+    case 'returning_customers':
+      return g.returningCustomers.size;
+  }
+}

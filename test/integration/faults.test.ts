@@ -1,0 +1,81 @@
+// I1 under a crash: an import killed mid-way leaves no partial data, and the next import works.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DEFAULT_EXCLUDED_STATUSES } from '../../src/catalog.js';
+import { generateDemoOrders } from '../../src/demo/generate.js';
+import { freshConfig } from '../helpers/database.js';
+import { BIN, runCli, startServer, type ServerProcess } from '../helpers/processes.js';
+
+describe('a killed import', () => {
+  let env: Record<string, string>;
+  let drop: () => Promise<void>;
+  let server: ServerProcess;
+  let file: string;
+  let total = 0;
+  let counted = 0; // the orders the API counts: statuses not excluded by default (S1)
+
+  before(async () => {
+    const fresh = await freshConfig();
+    drop = fresh.drop;
+    env = fresh.config.databaseUrl
+      ? { DATABASE_URL: fresh.config.databaseUrl }
+      : { DATA_DIR: fresh.config.dataDir };
+    server = await startServer(env);
+    file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sm-kill-')), 'orders.ndjson');
+    const lines: string[] = [];
+    for (const o of generateDemoOrders({ endDate: '2026-11-22', days: 400, ordersPerDay: 150 }))
+      lines.push(JSON.stringify(o));
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    total = lines.length; // ids are unique per store: one order a line
+    counted = lines.filter(
+      (l) => !(DEFAULT_EXCLUDED_STATUSES as readonly string[]).includes(JSON.parse(l).status),
+    ).length;
+    assert.equal((await runCli(['org', 'create', '--name', 'Crash'], env)).code, 0);
+  });
+  after(async () => {
+    await server.stop();
+    await drop();
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
+  let calls = 0;
+  const count = async () => {
+    const key = JSON.parse(
+      (await runCli(['key', 'create', '--org', 'crash', '--name', 'k', '--json'], env)).stdout,
+    ).key;
+    await runCli(['subscription', 'set', '--org', 'crash', '--state', 'active'], env);
+    const response = await fetch(
+      `${server.baseUrl}/api/reports/tabular?metrics=orders&from=2025-01-01&to=2026-11-22&limit=${++calls}`,
+      {
+        headers: { authorization: `Bearer ${key}` },
+      },
+    ); // a new limit each time: a new query, never a cached answer (C1)
+    return ((await response.json()) as { rows: { orders: number }[] }).rows[0]?.orders;
+  };
+
+  test('I1: SIGKILL during the import writes no order; the server keeps answering; a new import completes', async () => {
+    for (const delayMs of [400, 1500, 3000]) {
+      const child = spawn(process.execPath, [BIN, 'import', '--org', 'crash', file], {
+        env: { ...process.env, ...env },
+      });
+      await new Promise((r) => setTimeout(r, delayMs));
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      const seen = await count();
+      assert.ok(
+        seen === 0 || seen === counted,
+        `after a kill at ${delayMs} ms: ${seen} of ${counted} orders (all or nothing)`,
+      );
+      if (seen === counted) break; // the import had already committed: nothing partial either way
+    }
+    const result = await runCli(['import', '--org', 'crash', file, '--json'], env);
+    assert.equal(result.code, 0, result.stderr);
+    const { imported, updated } = JSON.parse(result.stdout) as { imported: number; updated: number };
+    assert.equal(imported + updated, total);
+    assert.equal(await count(), counted);
+  });
+});
