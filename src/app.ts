@@ -8,10 +8,12 @@ import { AppError } from './errors.js';
 import { SqlReportEngine, type ReportEngine } from './metrics/engine.js';
 import { loadTimeZones } from './metrics/time-zones.js';
 import { sendError } from './api/error-response.js';
-import { readOnlyApi, reportsApi } from './api/reports-api.js';
+import { reportsApi } from './api/reports-api.js';
 import { healthRoutes } from './api/health.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
 import { connectRedis, throttled } from './api/redis.js';
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface AppDeps {
   readonly db: Database;
@@ -36,9 +38,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     connectionTimeout: 65_000,
     keepAliveTimeout: 5_000,
     bodyLimit: 64 * 1024,
+    frameworkErrors: (error, request, reply) => void sendError(error, request, reply),
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // B2: before any body is read, whatever the method (TRACE, PROPFIND…) or content type.
+    if (request.url.startsWith('/api/') && !READ_METHODS.has(request.method)) {
+      reply.header('allow', 'GET, HEAD, OPTIONS');
+      throw new AppError(
+        'METHOD_NOT_ALLOWED',
+        `Méthode ${request.method} non autorisée : l’API est en lecture seule (GET)`,
+      );
+    }
   });
   await app.register(cors, {
     origin: '*', // B1: the API accepts calls from browsers; the key, not the origin, authenticates
@@ -89,7 +100,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     redis,
     timeZones,
   });
-  await app.register(readOnlyApi);
   await app.register(healthRoutes, { db: deps.db, redis });
   app.server.headersTimeout = 10_000;
   return app;

@@ -3,22 +3,32 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { buildApp } from './app.js';
-import { seedDemo, printDemo } from './demo/seed.js';
+import { seedDemo, printDemo, type DemoAccess } from './demo/seed.js';
 
 export async function serve(config: Config): Promise<void> {
   const db = await openDatabase(config, { role: 'server' });
-  await migrate(db);
-  const demo = config.demo ? await seedDemo(db, (line) => process.stderr.write(`${line}\n`)) : undefined;
-  const app = await buildApp(config, { db });
-  await app.listen({ port: config.port, host: config.host });
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let demo: DemoAccess | undefined;
+  try {
+    await migrate(db);
+    demo = config.demo ? await seedDemo(db, (line) => process.stderr.write(`${line}\n`)) : undefined;
+    app = await buildApp(config, { db });
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // Port in use, failed migration…: release the database (and its lock) so the command exits.
+    await app?.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+  const server = app;
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
   if (demo) printDemo(demo, baseUrl, process.stdout);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down');
-    void app
+    server.log.info({ signal }, 'arrêt en cours : fin des requêtes en cours, fermeture des connexions');
+    void server
       .close()
       .then(() => db.close())
       .then(

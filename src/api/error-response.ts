@@ -4,6 +4,13 @@ import { isAppError } from '../errors.js';
 
 export const RETRY_AFTER_UNAVAILABLE_S = 5;
 
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_BAD_URL: 'URL invalide : encodage incorrect dans le chemin',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Type de contenu non pris en charge',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Corps de requête trop volumineux',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'Corps JSON invalide',
+};
+
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (isAppError(error)) {
     if (error.status >= 500)
@@ -16,7 +23,9 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   const status = (error as FastifyError | undefined)?.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
     // Fastify's own refusals (malformed URL, body on a GET…): a client error, stated generally.
-    return reply.code(status).send({ error: `Requête invalide (${(error as FastifyError).code ?? status})` });
+    const code = (error as FastifyError).code ?? '';
+    const message = FRAMEWORK_MESSAGES[code] ?? `Requête invalide (${code || status})`;
+    return reply.code(status).type('application/json; charset=utf-8').send({ error: message });
   }
   request.log.error({ err: error }, 'unexpected failure');
   return reply.code(500).send({ error: 'Erreur interne du serveur', requestId: request.id });

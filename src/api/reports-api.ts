@@ -1,7 +1,9 @@
 // The public read-only API (SPEC sections 6–11). Routes are thin: check input, call the core, map
 // the result or the error to HTTP.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import crypto from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
+import { LRUCache } from 'lru-cache';
 import { DIMENSIONS, METRICS } from '../catalog.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
@@ -11,6 +13,7 @@ import type { ReportEngine } from '../metrics/engine.js';
 import { parseTabularQuery, type RawQuery, type TabularQuery } from '../query/parse.js';
 import { planReport } from '../query/plan.js';
 import type { Redis } from 'ioredis';
+import { KeyedLock } from './keyed-lock.js';
 import { sharedCounterStore } from './rate-limit-store.js';
 import { throttled } from './redis.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
@@ -31,6 +34,7 @@ export interface ReportsApiDeps {
   readonly timeZones: () => Promise<ReadonlySet<string>>;
 }
 
+const AUTH_FAILURE_WINDOW_MS = 60_000; // R2: the count is configurable, the window is not
 const CATALOG_BODY = JSON.stringify({ dimensions: DIMENSIONS, metrics: METRICS }); // G1
 
 function limitHeaders(reply: FastifyReply, limit: number, remaining: number, resetS: number): void {
@@ -77,18 +81,33 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
     errorResponseBuilder: (_request, context) =>
       new AppError(
         'RATE_LIMITED',
-        `Trop de requêtes : ${context.max} requêtes par ${config.rateLimitWindowS} s au plus pour une clé, réessayez dans ${context.after}`,
+        `Trop de requêtes : ${context.max} requêtes par ${config.rateLimitWindowS} s au plus pour une clé, réessayez dans ${Math.max(1, Math.ceil(context.ttl / 1000))} s`,
       ),
   });
-  // R2: failed authentications per client address, counted on failure only.
+  // R2: failed authentications per client address in 60 s windows, counted on failure only.
   const authFailures = app.createRateLimit({
     max: config.authFailureLimit,
-    timeWindow: config.rateLimitWindowS * 1000,
+    timeWindow: AUTH_FAILURE_WINDOW_MS,
     keyGenerator: (request) => `auth-failures:${request.ip}`,
   });
+  // Parallel guesses would all pass the check before any failure is counted: keys this instance
+  // has not seen succeed lately are looked up one at a time per address.
+  const recentlyValid = new LRUCache<string, true>({ max: 10_000, ttl: 10 * 60_000 });
+  const perAddress = new KeyedLock();
 
   // Authentication runs first (C1), behind the failed-authentication limit (R2).
   async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const fingerprint = crypto
+      .createHash('sha256')
+      .update(request.headers.authorization ?? '')
+      .digest('hex');
+    if (recentlyValid.has(fingerprint)) await checkAndAuthenticate(request, reply);
+    else await perAddress.run(request.ip, () => checkAndAuthenticate(request, reply));
+    recentlyValid.set(fingerprint, true);
+    lastUsed.record(request.caller as ApiCaller);
+  }
+
+  async function checkAndAuthenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const failures = await authFailures(request, { increment: false });
     if (!failures.isAllowed && failures.remaining === 0) {
       const resetS = Math.max(1, failures.ttlInSeconds);
@@ -105,11 +124,13 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       if (error instanceof AppError && error.code === 'UNAUTHENTICATED') await authFailures(request);
       throw error;
     }
-    lastUsed.record(request.caller);
   }
 
   app.get('/api/reports/catalog', { onRequest: authenticate }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(CATALOG_BODY),
+    reply
+      .header('cache-control', `private, max-age=${CACHE_TTL_S}`)
+      .type('application/json; charset=utf-8')
+      .send(CATALOG_BODY),
   );
 
   app.get('/api/reports/tabular', { onRequest: authenticate }, async (request, reply) => {
@@ -135,20 +156,5 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
     reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`);
     if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6
     return reply.type('application/json; charset=utf-8').send(answer.body);
-  });
-}
-
-/** B2: the API is read-only. Registered outside reportsApi so that it is not rate limited per key. */
-export async function readOnlyApi(app: FastifyInstance): Promise<void> {
-  app.route({
-    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-    url: '/api/*',
-    handler: async (request, reply) => {
-      reply.header('allow', 'GET, HEAD, OPTIONS');
-      throw new AppError(
-        'METHOD_NOT_ALLOWED',
-        `Méthode ${request.method} non autorisée : l’API est en lecture seule (GET)`,
-      );
-    },
   });
 }

@@ -24,6 +24,17 @@ Configuration : variables d’environnement (DATABASE_URL, DATA_DIR…), voir le
 
 export class UsageError extends Error {}
 
+/** node:util parseArgs speaks English; the option it names is kept. */
+function argumentError(code: string, message: string): string {
+  const option = /'(-[^' ]+)/.exec(message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `option inconnue : ${option}\n\n${USAGE}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+    return `valeur manquante ou invalide pour l’option ${option}`;
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+    return `argument inattendu : ${message.split("'")[1] ?? ''}`;
+  return `arguments invalides : ${message}`;
+}
+
 export async function runCli(argv: readonly string[]): Promise<number> {
   const json = argv.includes('--json');
   const fail = (message: string, extra: Record<string, unknown> = {}): number => {
@@ -32,10 +43,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     return 1;
   };
   const args = argv.filter((a) => a !== '--json');
-  if (args.length === 0 || args[0] === '--help' || args[0] === 'help') {
+  if (args[0] === '--help' || args[0] === 'help') {
     process.stdout.write(`${USAGE}\n`);
-    return args.length === 0 ? 1 : 0;
+    return 0;
   }
+  if (args.length === 0) return fail(`commande manquante\n\n${USAGE}`);
   const name = [args[0], args[1]].join(' ');
   const command = COMMANDS[name] ?? COMMANDS[args[0] ?? ''];
   if (!command) return fail(`commande inconnue : « ${args.slice(0, 2).join(' ')} »\n\n${USAGE}`);
@@ -64,8 +76,8 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     if (isAppError(error))
       return fail(error.message, error.code === 'INVALID_IMPORT' ? { ...error.body } : {});
     if (error instanceof ConfigError || error instanceof UsageError) return fail(error.message);
-    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
-      return fail((error as Error).message);
+    const code = (error as { code?: string }).code ?? '';
+    if (code.startsWith('ERR_PARSE_ARGS')) return fail(argumentError(code, (error as Error).message));
     return fail(error instanceof Error ? error.message : String(error));
   }
 }

@@ -3,7 +3,14 @@
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { findHost, startHost, SOCKET_PORT, type EmbeddedHost, type HostRole } from './embedded.js';
+import {
+  findHost,
+  startHost,
+  waitForSocket,
+  SOCKET_PORT,
+  type EmbeddedHost,
+  type HostRole,
+} from './embedded.js';
 
 // DATE values stay 'YYYY-MM-DD' strings instead of local-midnight Date objects.
 pg.types.setTypeParser(1082, (value: string) => value);
@@ -126,6 +133,8 @@ async function openEmbedded(config: Config, options: OpenOptions): Promise<Datab
     if (host) break;
     const other = findHost(config.dataDir);
     if (other && options.role === 'cli') {
+      // The host may still be starting PGlite; if it dies instead, try to host it ourselves.
+      if (!(await waitForSocket(config.dataDir, other))) continue;
       return new PoolDatabase('embedded', embeddedPool(other.socketDir, options.poolSize ?? 2), undefined);
     }
     if (other?.role === 'server') {

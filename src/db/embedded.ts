@@ -5,11 +5,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { Worker } from 'node:worker_threads';
 
 export type HostRole = 'server' | 'cli';
 
-interface HostRecord {
+export interface HostRecord {
   pid: number;
   role: HostRole;
   socketDir: string;
@@ -52,6 +53,28 @@ export function findHost(dataDir: string): HostRecord | undefined {
   if (isAlive(record.pid)) return record;
   fs.rmSync(file, { force: true });
   return undefined;
+}
+
+/** Waits until a live host's socket accepts connections (the host locks before PGlite is ready). */
+export async function waitForSocket(
+  dataDir: string,
+  host: HostRecord,
+  timeoutMs = 120_000,
+): Promise<boolean> {
+  const socketPath = path.join(host.socketDir, SOCKET_NAME);
+  for (const started = Date.now(); Date.now() - started < timeoutMs;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(socketPath, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return true;
+    if (findHost(dataDir)?.pid !== host.pid) return false; // the host went away
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
 }
 
 /** Takes the host lock atomically; false when another live process holds it. */
@@ -100,6 +123,16 @@ export async function startHost(dataDir: string, role: HostRole): Promise<Embedd
   }
   process.once('exit', release);
   let closing: Promise<void> | undefined;
+  // Without its database worker the process can only answer 503: stop, so that a supervisor
+  // restarts it (the data is on disk).
+  worker.on('exit', (code) => {
+    if (closing) return;
+    process.stderr.write(
+      `sales-metrics : la base embarquée s’est arrêtée (code ${code}) ; arrêt du processus\n`,
+    );
+    release();
+    process.exit(1);
+  });
   return {
     socketDir,
     close() {

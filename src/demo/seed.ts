@@ -1,9 +1,11 @@
 // DEMO=1: on an empty database, a demo organization with two years of orders, a login and a key.
+import crypto from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { Database } from '../db/database.js';
 import { createApiKey } from '../auth/api-keys.js';
 import { createOrganization, setSubscription } from '../domain/organizations.js';
 import { addStore } from '../domain/stores.js';
+import { addUserToOrganization } from '../domain/users.js';
 import { importOrderRecords } from '../ingest/import.js';
 import { todayUtc } from '../query/dates.js';
 import { DEFAULT_DEMO_STORES, generateDemoOrders } from './generate.js';
@@ -13,8 +15,12 @@ export interface DemoAccess {
   readonly slug: string;
   /** Shown once, on the start that created the demo. */
   readonly apiKey?: string;
+  readonly email?: string;
+  readonly password?: string;
   readonly orders?: number;
 }
+
+export const DEMO_EMAIL = 'demo@sales-metrics.test';
 
 export async function seedDemo(db: Database, log: (line: string) => void): Promise<DemoAccess> {
   const existing = await db.query<{ slug: string }>('SELECT slug FROM organizations ORDER BY id LIMIT 1');
@@ -29,7 +35,10 @@ export async function seedDemo(db: Database, log: (line: string) => void): Promi
   });
   log(`  ${result.imported} commandes importées en ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const { key } = await createApiKey(db, org.id, 'Démo (curl)');
-  return { created: true, slug: org.slug, apiKey: key, orders: result.imported };
+  // SPEC 13: a demo login too, for the web application (shown once, like the key).
+  const password = crypto.randomBytes(12).toString('base64url');
+  await addUserToOrganization(db, org.id, DEMO_EMAIL, password);
+  return { created: true, slug: org.slug, apiKey: key, email: DEMO_EMAIL, password, orders: result.imported };
 }
 
 export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): void {
@@ -39,6 +48,7 @@ export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): voi
       ``,
       `Démo créée : organisation « ${demo.slug} », ${demo.orders} commandes sur deux ans.`,
       `Clé API de démo (affichée cette fois seulement) : ${demo.apiKey}`,
+      `Connexion de démo (application web) : ${demo.email} / ${demo.password}`,
       ``,
       `Essayez :`,
       `  curl -s -H 'Authorization: Bearer ${demo.apiKey}' '${baseUrl}/api/reports/catalog'`,

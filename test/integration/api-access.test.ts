@@ -171,10 +171,18 @@ describe('authentication and keys', () => {
   });
 
   test('B2/E2: other methods are 405 with Allow; an unknown path is a JSON 404', async () => {
-    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+    for (const [method, type, body] of [
+      ['POST', 'application/json', '{'],
+      ['POST', 'text/xml', '<x/>'],
+      ['PUT', 'application/json', '{}'],
+      ['PATCH', undefined, undefined],
+      ['DELETE', undefined, undefined],
+      ['PROPFIND', undefined, undefined],
+    ] as const) {
       const response = await fetch(`${service.baseUrl}/api/reports/tabular?metrics=orders`, {
         method,
-        headers: { authorization: `Bearer ${key}` },
+        headers: { authorization: `Bearer ${key}`, ...(type ? { 'content-type': type } : {}) },
+        body,
       });
       assert.equal(response.status, 405, method);
       assert.equal(response.headers.get('allow'), 'GET, HEAD, OPTIONS');
@@ -243,6 +251,21 @@ describe('rate limits', () => {
     assert.equal(blocked.status, 429);
     assert.ok(Number(blocked.headers.get('retry-after')) > 0);
     await errorOf(blocked);
+  });
+});
+
+describe('failed authentications in parallel', () => {
+  test('R2: parallel guesses from one address get no more than the limit of lookups', async () => {
+    const service = await startTestService({ AUTH_FAILURE_LIMIT: '3' });
+    try {
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, () => service.get('/api/reports/catalog', mintKey())),
+      );
+      const statuses = responses.map((r) => r.status).sort();
+      assert.deepEqual(statuses, [...Array(3).fill(401), ...Array(17).fill(429)]);
+    } finally {
+      await service.cleanup();
+    }
   });
 });
 
