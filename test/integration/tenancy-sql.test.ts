@@ -1,0 +1,91 @@
+// Every SQL statement the service emits during a real session — import, settings, keys, API
+// calls over every dimension — filters each tenant table by organization (docs/deployment.md).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildApp } from '../../src/app.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../src/auth/api-keys.js';
+import { DIMENSIONS } from '../../src/catalog.js';
+import type { Database } from '../../src/db/database.js';
+import { createOrganization, setSubscription, updateReportSettings } from '../../src/domain/organizations.js';
+import { addStore, listStores } from '../../src/domain/stores.js';
+import { importOrderRecords } from '../../src/ingest/import.js';
+import { openTestDatabase } from '../helpers/database.js';
+import { tenantTablesWithoutFilter } from '../helpers/tenancy.js';
+
+// The one statement that cannot know the organization: finding it from a key's hash (K2).
+const KEY_LOOKUP =
+  /FROM api_keys k JOIN organizations o ON o\.id = k\.organization_id\s+WHERE k\.key_hash = \$1/;
+
+test('tenancy: every statement emitted by imports, settings, keys and reports filters by organization', async () => {
+  const { db, config, cleanup } = await openTestDatabase({ RATE_LIMIT_MAX: '100000' });
+  const statements: string[] = [];
+  const recording: Database = {
+    engine: db.engine,
+    close: () => db.close(),
+    query: (sql, params) => (statements.push(sql), db.query(sql, params)),
+    transaction: (work) =>
+      db.transaction((tx) => work({ query: (sql, params) => (statements.push(sql), tx.query(sql, params)) })),
+  };
+  try {
+    const org = await createOrganization(recording, { name: 'Tenant' });
+    await setSubscription(recording, org.id, 'active');
+    await addStore(recording, org.id, 'https://t.example');
+    await importOrderRecords(recording, org.id, [
+      {
+        store: 'https://t.example',
+        id: '1',
+        created_at: '2026-03-01T10:00:00Z',
+        status: 'completed',
+        customer_email: 'a@b.co',
+        items: 1,
+        total: '10.00',
+      },
+      {
+        store: 'https://u.example',
+        id: '2',
+        created_at: '2026-03-02T10:00:00Z',
+        status: 'pending',
+        items: 1,
+        total: '5.00',
+      },
+    ]);
+    await importOrderRecords(recording, org.id, [
+      {
+        store: 'https://t.example',
+        id: '1',
+        created_at: '2026-03-01T11:00:00Z',
+        status: 'completed',
+        customer_email: 'c@d.co',
+        items: 2,
+        total: '12.00',
+      },
+    ]);
+    await updateReportSettings(recording, org.id, { excludedStatuses: ['failed'], deductions: ['taxes'] });
+    const { key, prefix } = await createApiKey(recording, org.id, 'k');
+    await listApiKeys(recording, org.id);
+    await listStores(recording, org.id);
+    const app = await buildApp(config, { db: recording, logger: false });
+    const headers = { authorization: `Bearer ${key}` };
+    for (let mask = 0; mask < 32; mask++) {
+      const dimensions = DIMENSIONS.filter((_, i) => mask & (1 << i)).map((d) => d.id);
+      const response = await app.inject({
+        url: `/api/reports/tabular?metrics=orders,net_revenue,new_customers,returning_customers&dimensions=${dimensions.join(',')}&from=2026-03-01&to=2026-03-31`,
+        headers,
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    }
+    await revokeApiKey(recording, org.id, prefix);
+    await app.close();
+    const offenders = statements
+      .filter((sql) => !KEY_LOOKUP.test(sql))
+      .map((sql) => ({
+        sql: sql.replace(/\s+/g, ' ').slice(0, 200),
+        missing: tenantTablesWithoutFilter(sql),
+      }))
+      .filter((s) => s.missing.length > 0);
+    assert.deepEqual(offenders, []);
+    assert.ok(statements.length > 40, `${statements.length} statements checked`);
+  } finally {
+    await cleanup();
+  }
+});

@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS } from '../../src/catalog.js';
+import { compileReport } from '../../src/query/compile.js';
+import { planReport } from '../../src/query/plan.js';
+import { tenantTablesWithoutFilter } from '../helpers/tenancy.js';
+
+test('tenancy: for every combination of dimensions, every table of the compiled query is filtered by organization', () => {
+  const ids = DIMENSIONS.map((d) => d.id);
+  let checked = 0;
+  for (let mask = 0; mask < 1 << ids.length; mask++) {
+    const dimensions = ids.filter((_, i) => mask & (1 << i));
+    for (const metrics of [METRICS.map((m) => m.id), ['orders' as const], ['new_customers' as const]]) {
+      const plan = planReport(
+        { dimensions, metrics, from: '2026-01-01', to: '2026-01-31', timezone: 'UTC', limit: 10 },
+        { id: '1', settings: { excludedStatuses: [], deductions: DEFAULT_DEDUCTIONS } },
+      );
+      const { sql } = compileReport(plan);
+      assert.deepEqual(tenantTablesWithoutFilter(sql), [], sql);
+      checked++;
+    }
+  }
+  assert.equal(checked, 96);
+});
+
+test('the tenancy checker itself catches a missing filter', () => {
+  assert.deepEqual(tenantTablesWithoutFilter('SELECT count(*) FROM orders o WHERE o.created_at > $1'), [
+    'orders o',
+  ]);
+  assert.deepEqual(
+    tenantTablesWithoutFilter(
+      'SELECT * FROM orders o JOIN stores s ON s.id = o.store_id WHERE o.organization_id = $1',
+    ),
+    ['stores s'],
+  );
+  assert.deepEqual(tenantTablesWithoutFilter('UPDATE api_keys SET revoked_at = now() WHERE prefix = $1'), [
+    'api_keys',
+  ]);
+  assert.deepEqual(tenantTablesWithoutFilter('SELECT 1 FROM organizations WHERE id = $1'), []);
+});
