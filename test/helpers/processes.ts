@@ -74,3 +74,30 @@ export async function startServer(env: Record<string, string>, timeoutMs = 120_0
     },
   };
 }
+
+export interface FreshServer {
+  /** The environment that points the CLI at the server's database. */
+  env: Record<string, string>;
+  server: ServerProcess;
+  /** Stops the server (returning its exit code) and removes the database. */
+  stop(): Promise<number | null>;
+}
+
+/** `sales-metrics serve` on a fresh database of the run's engine (embedded or PostgreSQL). */
+export async function startServerOnFreshDatabase(): Promise<FreshServer> {
+  const { freshConfig } = await import('./database.js');
+  const fresh = await freshConfig();
+  const env: Record<string, string> = fresh.config.databaseUrl
+    ? { DATABASE_URL: fresh.config.databaseUrl }
+    : { DATA_DIR: fresh.config.dataDir };
+  const server = await startServer(env);
+  return {
+    env,
+    server,
+    async stop() {
+      const code = await server.stop();
+      await fresh.drop();
+      return code;
+    },
+  };
+}

@@ -4,14 +4,18 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freshConfig } from '../helpers/database.js';
-import { runCli, startServer, type ServerProcess } from '../helpers/processes.js';
+import {
+  runCli,
+  startServerOnFreshDatabase,
+  type FreshServer,
+  type ServerProcess,
+} from '../helpers/processes.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/cli/', import.meta.url));
 
 describe('sales-metrics command while the server runs (X1)', () => {
   let env: Record<string, string>;
-  let drop: () => Promise<void>;
+  let fresh: FreshServer;
   let server: ServerProcess;
   const cli = async (...args: string[]) => {
     const result = await runCli([...args, '--json'], env);
@@ -26,16 +30,11 @@ describe('sales-metrics command while the server runs (X1)', () => {
   };
 
   before(async () => {
-    const fresh = await freshConfig();
-    drop = fresh.drop;
-    env = fresh.config.databaseUrl
-      ? { DATABASE_URL: fresh.config.databaseUrl }
-      : { DATA_DIR: fresh.config.dataDir };
-    server = await startServer(env);
+    fresh = await startServerOnFreshDatabase();
+    ({ env, server } = fresh);
   });
   after(async () => {
-    assert.equal(await server.stop(), 0, 'the server stops cleanly on SIGTERM');
-    await drop();
+    assert.equal(await fresh.stop(), 0, 'the server stops cleanly on SIGTERM');
   });
 
   test('org create, store add, import, key create: the API answers with the imported figures', async () => {

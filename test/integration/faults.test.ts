@@ -7,24 +7,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_EXCLUDED_STATUSES } from '../../src/catalog.js';
 import { generateDemoOrders } from '../../src/demo/generate.js';
-import { freshConfig } from '../helpers/database.js';
-import { BIN, runCli, startServer, type ServerProcess } from '../helpers/processes.js';
+import {
+  BIN,
+  runCli,
+  startServerOnFreshDatabase,
+  type FreshServer,
+  type ServerProcess,
+} from '../helpers/processes.js';
 
 describe('a killed import', () => {
   let env: Record<string, string>;
-  let drop: () => Promise<void>;
+  let fresh: FreshServer;
   let server: ServerProcess;
   let file: string;
   let total = 0;
   let counted = 0; // the orders the API counts: statuses not excluded by default (S1)
 
   before(async () => {
-    const fresh = await freshConfig();
-    drop = fresh.drop;
-    env = fresh.config.databaseUrl
-      ? { DATABASE_URL: fresh.config.databaseUrl }
-      : { DATA_DIR: fresh.config.dataDir };
-    server = await startServer(env);
+    fresh = await startServerOnFreshDatabase();
+    ({ env, server } = fresh);
     file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sm-kill-')), 'orders.ndjson');
     const lines: string[] = [];
     for (const o of generateDemoOrders({ endDate: '2026-11-22', days: 400, ordersPerDay: 150 }))
@@ -37,8 +38,7 @@ describe('a killed import', () => {
     assert.equal((await runCli(['org', 'create', '--name', 'Crash'], env)).code, 0);
   });
   after(async () => {
-    await server.stop();
-    await drop();
+    await fresh.stop();
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 
