@@ -18,6 +18,7 @@ import {
 describe('a killed import', () => {
   let env: Record<string, string>;
   let fresh: FreshServer;
+  let stoppedByTest = false;
   let server: ServerProcess;
   let file: string;
   let total = 0;
@@ -38,7 +39,7 @@ describe('a killed import', () => {
     assert.equal((await runCli(['org', 'create', '--name', 'Crash'], env)).code, 0);
   });
   after(async () => {
-    await fresh.stop();
+    if (!stoppedByTest) await fresh.stop();
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 
@@ -77,5 +78,24 @@ describe('a killed import', () => {
     const { imported, updated } = JSON.parse(result.stdout) as { imported: number; updated: number };
     assert.equal(imported + updated, total);
     assert.equal(await count(), counted);
+  });
+
+  test('graceful shutdown: SIGTERM lets a report in flight finish, then the server exits 0', async () => {
+    const key = JSON.parse(
+      (await runCli(['key', 'create', '--org', 'crash', '--name', 'shutdown', '--json'], env)).stdout,
+    ).key;
+    const inFlight = fetch(
+      `${server.baseUrl}/api/reports/tabular?metrics=orders,net_revenue,unique_customers,new_customers&dimensions=date,store,country&from=2025-01-01&to=2026-11-22&limit=99999`,
+      { headers: { authorization: `Bearer ${key}` } },
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    stoppedByTest = true;
+    const exited = fresh.stop();
+    const response = await inFlight;
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { rowCount: number };
+    assert.ok(body.rowCount > 1000, `${body.rowCount} rows`);
+    assert.equal(await exited, 0);
+    await assert.rejects(fetch(`${server.baseUrl}/healthz`), 'no longer accepting');
   });
 });
