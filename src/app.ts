@@ -10,6 +10,7 @@ import { loadTimeZones } from './metrics/time-zones.js';
 import { sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
 import { healthRoutes } from './api/health.js';
+import { webApp } from './web/web-app.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
 import { connectRedis, throttled } from './api/redis.js';
 
@@ -101,6 +102,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     timeZones,
   });
   await app.register(healthRoutes, { db: deps.db, redis });
+  await app.register(webApp, { config, db: deps.db, redis });
   app.server.headersTimeout = 10_000;
   return app;
 }

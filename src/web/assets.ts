@@ -1,0 +1,74 @@
+// The stylesheet and the small script of the web pages (no build step, no framework).
+
+export const APP_CSS = `
+:root { --ink:#1d2430; --muted:#5b6575; --line:#d9dee6; --bg:#f6f7f9; --accent:#2452c9; --danger:#b42318; --ok:#137333; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
+* { box-sizing: border-box; }
+body { margin: 0; }
+a { color: var(--accent); }
+.top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; padding: .75rem 1.25rem; background: #fff; border-bottom: 1px solid var(--line); }
+.brand { font-weight: 700; color: var(--ink); text-decoration: none; }
+.top nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0; padding: 0; }
+.top nav a { text-decoration: none; padding: .25rem 0; }
+.top nav a[aria-current=page] { font-weight: 600; border-bottom: 2px solid var(--accent); }
+.account { margin-left: auto; display: flex; flex-wrap: wrap; align-items: center; gap: .75rem; color: var(--muted); font-size: .9rem; }
+main { max-width: 1100px; margin: 0 auto; padding: 1.25rem; }
+h1 { font-size: 1.5rem; margin: .5rem 0 1rem; }
+.card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; margin-bottom: 1rem; }
+.narrow { max-width: 420px; margin: 2rem auto; }
+label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
+input[type=text], input[type=email], input[type=password], input[type=date], input[type=url], input[type=file], select { font: inherit; padding: .5rem .6rem; border: 1px solid var(--line); border-radius: 6px; width: 100%; max-width: 420px; background: #fff; }
+input:focus-visible, select:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid #9db7ff; outline-offset: 1px; }
+button, .button { font: inherit; padding: .5rem 1rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
+button.secondary { background: #fff; color: var(--accent); }
+button.danger { background: #fff; color: var(--danger); border-color: var(--danger); }
+button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
+.inline { display: inline; }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: 1rem; align-items: center; }
+.error { color: var(--danger); font-size: .9rem; margin: .25rem 0 0; }
+.notice { background: #e7f3ea; border: 1px solid #b7dcc2; color: var(--ok); padding: .6rem .9rem; border-radius: 6px; }
+.alert { background: #fdecea; border: 1px solid #f5c2bd; color: var(--danger); padding: .6rem .9rem; border-radius: 6px; }
+.table-wrap { overflow-x: auto; position: relative; }
+table { border-collapse: collapse; width: 100%; background: #fff; font-variant-numeric: tabular-nums; }
+th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
+td.num, th.num { text-align: right; }
+tfoot td { font-weight: 700; border-top: 2px solid var(--ink); }
+code.key { display: block; padding: .75rem; background: #fff8e1; border: 1px dashed #e0b400; border-radius: 6px; word-break: break-all; font-size: 1rem; }
+fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .5rem 1rem; }
+fieldset label { display: flex; gap: .5rem; align-items: center; font-weight: 400; margin: .35rem 0; }
+dialog { border: 1px solid var(--line); border-radius: 8px; max-width: 520px; width: calc(100% - 2rem); }
+dialog::backdrop { background: rgba(20, 25, 35, .45); }
+/* A dialog opened by the server (no script yet) stands in the page flow instead of over it. */
+dialog[open]:not(:modal) { position: static; margin: 0 0 1rem; width: 100%; max-width: none; }
+.muted { color: var(--muted); }
+.chart svg { width: 100%; height: auto; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
+@media (max-width: 640px) { .account { margin-left: 0; width: 100%; } main { padding: .75rem; } th, td { padding: .4rem; } }
+`;
+
+// Progressive enhancement only: every form also works without it.
+export const APP_JS = `
+const importForm = document.getElementById('import-form');
+if (importForm) importForm.addEventListener('submit', (event) => {
+  // Upload with a progress bar; the server's answer (the import report) replaces the page.
+  event.preventDefault();
+  const bar = document.getElementById('import-progress');
+  bar.hidden = false;
+  const request = new XMLHttpRequest();
+  request.upload.addEventListener('progress', (e) => { if (e.lengthComputable) bar.value = Math.round((e.loaded / e.total) * 100); });
+  request.addEventListener('load', () => { document.open(); document.write(request.responseText); document.close(); });
+  request.open('POST', importForm.action);
+  request.send(new FormData(importForm));
+});
+document.querySelectorAll('dialog[open][data-modal]').forEach((dialog) => { dialog.close(); dialog.showModal(); });
+document.addEventListener('click', (event) => {
+  const copy = event.target.closest('[data-copy]');
+  if (copy) {
+    const text = document.getElementById(copy.dataset.copy).textContent.trim();
+    navigator.clipboard.writeText(text).then(() => { copy.textContent = 'Copiée ✓'; });
+  }
+  const opener = event.target.closest('[data-dialog]');
+  if (opener) { event.preventDefault(); document.getElementById(opener.dataset.dialog).showModal(); }
+  const closer = event.target.closest('[data-close]');
+  if (closer) { event.preventDefault(); closer.closest('dialog').close(); }
+});
+`;

@@ -1,0 +1,72 @@
+// The page shell: navigation, organization switcher, logout, messages. French, responsive.
+import type { WebSession } from '../auth/sessions.js';
+import { html, type Html, type HtmlValue } from './html.js';
+
+export interface PageContext {
+  readonly session?: WebSession;
+  readonly csrfToken: string;
+  readonly path: string;
+}
+
+const NAV = [
+  { href: '/reports/revenue', label: 'Revenus' },
+  { href: '/settings/api-keys', label: 'Clés API' },
+  { href: '/settings/report', label: 'Paramètres des rapports' },
+  { href: '/settings/stores', label: 'Boutiques' },
+  { href: '/settings/subscription', label: 'Abonnement' },
+];
+
+export const csrfField = (context: PageContext): Html =>
+  html`<input type="hidden" name="_csrf" value="${context.csrfToken}" />`;
+
+function header(context: PageContext): HtmlValue {
+  const session = context.session;
+  if (!session) return html`<header class="top"><a class="brand" href="/">Sales Metrics</a></header>`;
+  const others = session.memberships.filter((m) => m.slug !== session.organization.slug);
+  return html`<header class="top">
+    <a class="brand" href="/">Sales Metrics</a>
+    <nav aria-label="Navigation principale">
+      <ul>
+        ${NAV.map((item) => html`<li><a href="${item.href}" ${context.path.startsWith(item.href) ? html` aria-current="page"` : ''}>${item.label}</a></li>`)}
+      </ul>
+    </nav>
+    <div class="account">
+      ${
+        others.length > 0
+          ? html`<form method="post" action="/switch-organization" class="inline">
+              ${csrfField(context)}
+              <label for="org-switch" class="visually-hidden">Organisation</label>
+              <select id="org-switch" name="slug" onchange="this.form.requestSubmit()">
+                <option value="${session.organization.slug}" selected>${session.organization.name}</option>
+                ${others.map((m) => html`<option value="${m.slug}">${m.name}</option>`)}</select
+              ><noscript><button>Changer</button></noscript>
+            </form>`
+          : html`<span class="org">${session.organization.name}</span>`
+      }
+      <span class="email">${session.email}</span>
+      <form method="post" action="/logout" class="inline">
+        ${csrfField(context)}<button class="link">Se déconnecter</button>
+      </form>
+    </div>
+  </header>`;
+}
+
+export function page(context: PageContext, title: string, body: HtmlValue, notice?: string): Html {
+  return html`<!doctype html>
+    <html lang="fr">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Sales Metrics</title>
+        <link rel="stylesheet" href="/assets/app.css" />
+      </head>
+      <body>
+        ${header(context)}
+        <main id="main">
+          <h1>${title}</h1>
+          ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''} ${body}
+        </main>
+        <script src="/assets/app.js" defer></script>
+      </body>
+    </html>`;
+}

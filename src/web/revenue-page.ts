@@ -1,0 +1,140 @@
+// Reports → Revenue: period picker (UTC days), chart, table per day with totals, CSV download.
+// Figures come from revenueReport(), whose net revenue is the API's own definition (S3).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { WebSession } from '../auth/sessions.js';
+import { revenueReport, type RevenueDay } from '../metrics/revenue.js';
+import { revenueCsv } from '../metrics/revenue-csv.js';
+import { addDays, earliestFrom, parseDay, todayUtc } from '../query/dates.js';
+import { revenueChartSvg } from './revenue-chart.js';
+import { html, trusted, type Html } from './html.js';
+import { page } from './layout.js';
+import type { WebTools } from './web-app.js';
+
+interface Period {
+  from: string;
+  to: string;
+  errors: { from?: string; to?: string };
+}
+
+/** The same defaults and two-year cap as the API (P3, P4). */
+function period(query: Record<string, string | undefined>): Period {
+  const errors: Period['errors'] = {};
+  const to = query.to ? parseDay(query.to) : todayUtc();
+  if (!to) errors.to = 'Date invalide (AAAA-MM-JJ).';
+  const end = to ?? todayUtc();
+  const from = query.from ? parseDay(query.from) : addDays(end, -30);
+  if (!from) errors.from = 'Date invalide (AAAA-MM-JJ).';
+  let start = from ?? addDays(end, -30);
+  if (start > end) errors.from = 'La date de début est après la date de fin.';
+  if (start < earliestFrom(end)) start = earliestFrom(end);
+  return { from: start, to: end, errors };
+}
+
+export async function revenuePage(app: FastifyInstance, tools: WebTools): Promise<void> {
+  const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
+
+  app.get('/reports/revenue', { preHandler: tools.requireSession }, async (request, reply) => {
+    const org = session(request).organization;
+    const chosen = period(request.query as Record<string, string | undefined>);
+    const context = tools.context(request, reply);
+    const money = new Intl.NumberFormat('fr-FR', { style: 'currency', currency: org.currency });
+    const picker = html`<form
+      method="get"
+      action="/reports/revenue"
+      class="card actions"
+      aria-label="Période"
+    >
+      <div>
+        <label for="from">Du</label
+        ><input
+          id="from"
+          name="from"
+          type="date"
+          value="${chosen.from}"
+          ${chosen.errors.from ? html` aria-invalid="true" aria-describedby="from-error"` : ''}
+        />
+        ${chosen.errors.from ? html`<p class="error" id="from-error">${chosen.errors.from}</p>` : ''}
+      </div>
+      <div>
+        <label for="to">Au</label
+        ><input
+          id="to"
+          name="to"
+          type="date"
+          value="${chosen.to}"
+          ${chosen.errors.to ? html` aria-invalid="true" aria-describedby="to-error"` : ''}
+        />
+        ${chosen.errors.to ? html`<p class="error" id="to-error">${chosen.errors.to}</p>` : ''}
+      </div>
+      <div><button>Afficher</button></div>
+      <p class="muted">Jours UTC, de minuit à minuit, comme l’API.</p>
+    </form>`;
+    if (chosen.errors.from || chosen.errors.to) {
+      return tools.render(reply, page(context, 'Revenus', picker), 400);
+    }
+    const report = await revenueReport(tools.db, org, chosen.from, chosen.to);
+    const row = (label: Html | string, d: Omit<RevenueDay, 'date'>) =>
+      html`<th scope="row">${label}</th>
+        <td class="num">${d.orders}</td>
+        <td class="num">${money.format(d.grossSales)}</td>
+        <td class="num">${money.format(d.refunds)}</td>
+        <td class="num">${money.format(d.taxes)}</td>
+        <td class="num">${money.format(d.shipping)}</td>
+        <td class="num">${money.format(d.fees)}</td>
+        <td class="num">${money.format(d.netRevenue)}</td>`;
+    const query = `from=${chosen.from}&to=${chosen.to}`;
+    const body = html`${picker}
+      <section class="card chart" aria-label="Graphique">
+        ${trusted(revenueChartSvg(report.days, { currency: org.currency }))}
+      </section>
+      <div class="actions">
+        <a class="button secondary" href="/reports/revenue.csv?${query}" download>Télécharger le CSV</a>
+        <span class="muted"
+          >CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que
+          l’API.</span
+        >
+      </div>
+      <div class="table-wrap">
+        <table id="revenue-table">
+          <thead>
+            <tr>
+              <th scope="col">Jour</th>
+              <th class="num" scope="col">Commandes</th>
+              <th class="num" scope="col">CA brut</th>
+              <th class="num" scope="col">Remboursements</th>
+              <th class="num" scope="col">Taxes</th>
+              <th class="num" scope="col">Livraison</th>
+              <th class="num" scope="col">Frais</th>
+              <th class="num" scope="col">CA net</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${report.days.map(
+              (d) =>
+                html`<tr data-date="${d.date}">
+                  ${row(d.date, d)}
+                </tr>`,
+            )}
+          </tbody>
+          <tfoot>
+            <tr id="revenue-totals">
+              ${row('Total', report.totals)}
+            </tr>
+          </tfoot>
+        </table>
+      </div>`;
+    return tools.render(reply, page(context, 'Revenus', body));
+  });
+
+  app.get('/reports/revenue.csv', { preHandler: tools.requireSession }, async (request, reply) => {
+    const chosen = period(request.query as Record<string, string | undefined>);
+    if (chosen.errors.from || chosen.errors.to)
+      return reply.code(400).type('text/plain; charset=utf-8').send('Période invalide');
+    const report = await revenueReport(tools.db, session(request).organization, chosen.from, chosen.to);
+    return reply
+      .header('content-disposition', `attachment; filename="revenus-${chosen.from}-${chosen.to}.csv"`)
+      .header('cache-control', 'no-store')
+      .type('text/csv; charset=utf-8')
+      .send(revenueCsv(report));
+  });
+}

@@ -1,0 +1,98 @@
+// Settings → Report settings (S1, S2) and Settings → Subscription.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DEDUCTIONS, DEFAULT_EXCLUDED_STATUSES, type Deduction } from '../catalog.js';
+import type { WebSession } from '../auth/sessions.js';
+import { isSubscriptionActive, updateReportSettings } from '../domain/organizations.js';
+import { html } from './html.js';
+import { csrfField, page } from './layout.js';
+import type { WebTools } from './web-app.js';
+
+const DEDUCTION_LABELS: Record<Deduction, string> = {
+  refunds: 'Remboursements',
+  taxes: 'Taxes',
+  shipping: 'Frais de livraison',
+  fees: 'Frais (paiement, commissions)',
+};
+
+const list = (value: unknown): string[] =>
+  value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)];
+
+export async function settingsPages(app: FastifyInstance, tools: WebTools): Promise<void> {
+  const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
+
+  app.get('/settings/report', { preHandler: tools.requireSession }, async (request, reply) => {
+    const org = session(request).organization;
+    const seen = await tools.db.query<{ status: string }>(
+      'SELECT DISTINCT status FROM orders WHERE organization_id = $1 ORDER BY status LIMIT 200',
+      [org.id],
+    );
+    const statuses = [
+      ...new Set([
+        ...seen.map((r) => r.status),
+        ...DEFAULT_EXCLUDED_STATUSES,
+        ...org.settings.excludedStatuses,
+      ]),
+    ].sort();
+    const context = tools.context(request, reply);
+    const body = html`<form method="post" action="/settings/report" class="card">
+      ${csrfField(context)}
+      <fieldset>
+        <legend>Statuts exclus</legend>
+        <p class="muted">
+          Les commandes dans ces statuts ne comptent nulle part : ni dans les chiffres, ni comme première
+          commande d’un client.
+        </p>
+        ${statuses.map((status, i) => html`<label for="status-${i}"><input type="checkbox" id="status-${i}" name="excluded" value="${status}" ${org.settings.excludedStatuses.includes(status) ? ' checked' : ''} /> ${status}</label>`)}
+      </fieldset>
+      <fieldset>
+        <legend>Déductions du CA net</legend>
+        <p class="muted">
+          Retirées du total de chaque commande pour obtenir son CA net ; un montant remboursé n’est jamais
+          retiré deux fois.
+        </p>
+        ${DEDUCTIONS.map((d) => html`<label for="deduction-${d}"><input type="checkbox" id="deduction-${d}" name="deductions" value="${d}" ${org.settings.deductions.includes(d) ? ' checked' : ''} /> ${DEDUCTION_LABELS[d]}</label>`)}
+      </fieldset>
+      <div class="actions"><button>Enregistrer</button></div>
+    </form>`;
+    const notice = (request.query as Record<string, string>).saved
+      ? 'Paramètres enregistrés : le rapport Revenus et l’API en tiennent compte dès maintenant.'
+      : undefined;
+    return tools.render(reply, page(context, 'Paramètres des rapports', body, notice));
+  });
+
+  app.post(
+    '/settings/report',
+    { preHandler: [tools.requireSession, app.csrfProtection] },
+    async (request, reply) => {
+      const form = request.body as Record<string, unknown>;
+      await updateReportSettings(tools.db, session(request).organization.id, {
+        excludedStatuses: list(form.excluded),
+        deductions: list(form.deductions),
+      });
+      return reply.redirect('/settings/report?saved=1', 303);
+    },
+  );
+
+  app.get('/settings/subscription', { preHandler: tools.requireSession }, async (request, reply) => {
+    const org = session(request).organization;
+    const active = isSubscriptionActive(org);
+    const state =
+      org.subscriptionState === 'trialing'
+        ? org.trialEndsOn
+          ? active
+            ? `Essai gratuit jusqu’au ${new Date(`${org.trialEndsOn}T00:00:00Z`).toLocaleDateString('fr-FR', { dateStyle: 'long', timeZone: 'UTC' })} inclus.`
+            : `Essai gratuit terminé le ${new Date(`${org.trialEndsOn}T00:00:00Z`).toLocaleDateString('fr-FR', { dateStyle: 'long', timeZone: 'UTC' })}.`
+          : 'Essai gratuit en cours.'
+        : org.subscriptionState === 'active'
+          ? 'Abonnement actif.'
+          : 'Abonnement arrêté.';
+    const body = html`<div class="card">
+      <p><strong>${state}</strong></p>
+      <p>
+        ${active ? 'Vos clés API fonctionnent.' : html`<span class="alert">Vos clés API sont refusées (401) jusqu’à la reprise de l’abonnement.</span>`}
+      </p>
+      <p class="muted">Organisation : ${org.name} (${org.slug}) · devise ${org.currency}</p>
+    </div>`;
+    return tools.render(reply, page(tools.context(request, reply), 'Abonnement', body));
+  });
+}

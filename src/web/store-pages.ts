@@ -1,0 +1,233 @@
+// Settings → Stores: connected stores, adding one, importing an order file (same rules as the CLI, I1).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { WebSession } from '../auth/sessions.js';
+import { AppError } from '../errors.js';
+import { addStore, listStores } from '../domain/stores.js';
+import { importOrderStream, type ImportResult, type LineError } from '../ingest/import.js';
+import { formatOfFileName } from '../ingest/read-orders.js';
+import { html, type Html } from './html.js';
+import { csrfField, page, type PageContext } from './layout.js';
+import type { WebTools } from './web-app.js';
+
+const SHOWN_ERRORS = 200;
+
+function importReport(result: {
+  imported: number;
+  updated: number;
+  rejected: number;
+  errors: LineError[];
+  refused: boolean;
+}): Html {
+  const errors = result.errors.slice(0, SHOWN_ERRORS);
+  return html`<section class="card" aria-labelledby="import-result" id="import-report">
+    <h2 id="import-result">${result.refused ? 'Import refusé' : 'Import terminé'}</h2>
+    ${
+      result.refused
+        ? html`<p class="alert" role="alert">
+            ${result.rejected} ligne(s) invalide(s) : aucune commande n’a été importée. Corrigez le fichier,
+            ou cochez « importer les lignes valides ».
+          </p>`
+        : html`<p class="notice" role="status">
+            ${result.imported} commande(s) importée(s), ${result.updated} remplacée(s), ${result.rejected}
+            ligne(s) refusée(s).
+          </p>`
+    }
+    ${
+      errors.length > 0
+        ? html`<div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Ligne</th>
+                    <th>Champ</th>
+                    <th>Problème</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${errors.map(
+                    (e) =>
+                      html`<tr>
+                        <td>${e.line}</td>
+                        <td>${e.field}</td>
+                        <td>${e.message}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>
+            ${result.errors.length > SHOWN_ERRORS ? html`<p class="muted">… et ${result.errors.length - SHOWN_ERRORS} autres erreurs.</p>` : ''}`
+        : ''
+    }
+  </section>`;
+}
+
+export async function storePages(app: FastifyInstance, tools: WebTools): Promise<void> {
+  await app.register(multipart, { limits: { files: 1, fileSize: 2 * 1024 * 1024 * 1024, fields: 10 } });
+  const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
+
+  async function storesPage(
+    request: FastifyRequest,
+    context: PageContext,
+    extra: { addressError?: string; address?: string; report?: Html; notice?: string } = {},
+  ) {
+    const stores = await listStores(tools.db, session(request).organization.id);
+    const body = html`${extra.report ?? ''}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th>Boutique</th>
+              <th class="num">Commandes</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${
+              stores.length === 0
+                ? html`<tr>
+                    <td colspan="2" class="muted">Aucune boutique connectée.</td>
+                  </tr>`
+                : stores.map(
+                    (s) =>
+                      html`<tr>
+                        <td>${s.address}</td>
+                        <td class="num">${s.orders}</td>
+                      </tr>`,
+                  )
+            }
+          </tbody>
+        </table>
+      </div>
+      <form method="post" action="/settings/stores" class="card">
+        ${csrfField(context)}
+        <h2>Connecter une boutique</h2>
+        <label for="address">Adresse de la boutique</label>
+        <input
+          id="address"
+          name="address"
+          type="url"
+          required
+          placeholder="https://boutique.example.fr"
+          value="${extra.address ?? ''}"
+          ${extra.addressError ? html` aria-invalid="true" aria-describedby="address-error"` : ''}
+        />
+        ${extra.addressError ? html`<p class="error" id="address-error">${extra.addressError}</p>` : ''}
+        <div class="actions"><button>Connecter</button></div>
+      </form>
+      <form
+        method="post"
+        action="/settings/stores/import"
+        enctype="multipart/form-data"
+        class="card"
+        id="import-form"
+      >
+        ${csrfField(context)}<!-- fields before the file: the body is read as a stream, in this order -->
+        <h2>Importer des commandes</h2>
+        <p class="muted">
+          Fichier NDJSON (.ndjson, .jsonl) ou CSV (.csv) avec les champs de l’import (store, id, created_at,
+          status, items, total…). Une ligne invalide refuse tout le fichier, sauf si vous cochez la case ; une
+          commande déjà importée est remplacée.
+        </p>
+        <label for="skip"
+          ><input id="skip" name="skip_invalid" type="checkbox" value="1" /> Importer les lignes valides et
+          lister les autres</label
+        >
+        <label for="file">Fichier</label>
+        <input id="file" name="file" type="file" accept=".ndjson,.jsonl,.csv" required />
+        <progress id="import-progress" max="100" value="0" hidden></progress>
+        <div class="actions"><button>Importer</button></div>
+      </form>`;
+    return page(context, 'Boutiques', body, extra.notice);
+  }
+
+  app.get('/settings/stores', { preHandler: tools.requireSession }, async (request, reply) =>
+    tools.render(reply, await storesPage(request, tools.context(request, reply))),
+  );
+
+  app.post(
+    '/settings/stores',
+    { preHandler: [tools.requireSession, app.csrfProtection] },
+    async (request, reply) => {
+      const address = String((request.body as Record<string, unknown>).address ?? '');
+      const context = tools.context(request, reply);
+      try {
+        const stored = await addStore(tools.db, session(request).organization.id, address);
+        return tools.render(
+          reply,
+          await storesPage(request, context, { notice: `Boutique connectée : ${stored}` }),
+        );
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500) throw error;
+        return tools.render(
+          reply,
+          await storesPage(request, context, { addressError: error.message, address }),
+          400,
+        );
+      }
+    },
+  );
+
+  // A multipart body is streamed, so the CSRF token is the form's first field, checked before the file.
+  app.post('/settings/stores/import', { preHandler: tools.requireSession }, async (request, reply) => {
+    let skipInvalid = false;
+    let checked = false;
+    let outcome:
+      | { imported: number; updated: number; rejected: number; errors: LineError[]; refused: boolean }
+      | undefined;
+    for await (const part of request.parts()) {
+      if (part.type === 'field' && part.fieldname === '_csrf') {
+        request.multipartCsrf = String(part.value);
+        await new Promise<void>((resolve, reject) =>
+          app.csrfProtection.call(app, request, reply, (error?: Error) =>
+            error ? reject(error) : resolve(),
+          ),
+        );
+        checked = true;
+      }
+      if (!checked) {
+        if (part.type === 'file') part.file.resume();
+        throw Object.assign(new Error('jeton CSRF manquant'), {
+          statusCode: 403,
+          code: 'FST_CSRF_INVALID_TOKEN',
+        });
+      }
+      if (part.type === 'field' && part.fieldname === 'skip_invalid') skipInvalid = part.value === '1';
+      if (part.type !== 'file') continue;
+      const format = formatOfFileName(part.filename);
+      if (!format) {
+        part.file.resume();
+        throw new AppError(
+          'INVALID_PARAMETER',
+          `Fichier « ${part.filename} » : extension .ndjson, .jsonl ou .csv attendue`,
+        );
+      }
+      try {
+        const result: ImportResult = await importOrderStream(
+          tools.db,
+          session(request).organization.id,
+          part.file,
+          format,
+          { skipInvalid },
+        );
+        outcome = { ...result, refused: false };
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === 'INVALID_IMPORT')) throw error;
+        const errors = (error.body.errors ?? []) as LineError[];
+        outcome = {
+          imported: 0,
+          updated: 0,
+          rejected: new Set(errors.map((e) => e.line)).size,
+          errors,
+          refused: true,
+        };
+      }
+    }
+    if (!outcome) throw new AppError('INVALID_PARAMETER', 'Aucun fichier reçu');
+    const context = tools.context(request, reply);
+    return tools.render(
+      reply,
+      await storesPage(request, context, { report: importReport(outcome) }),
+      outcome.refused ? 422 : 200,
+    );
+  });
+}
