@@ -9,6 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { findOrganization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
+import { addUserToOrganization } from '../../src/domain/users.js';
 import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
 import { engine } from '../helpers/database.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -241,6 +242,54 @@ describe(
       assert.equal(await counted(), 1);
     });
 
+    test('a person in two organizations switches between them; each shows its own keys', async () => {
+      const second = await service.addOrganization('Seconde Maison', []);
+      await addUserToOrganization(
+        service.db,
+        second.org.id,
+        'owner@atelier.example',
+        'ignored-existing-user',
+      );
+      await page.goto(`${service.baseUrl}/settings/api-keys`);
+      assert.ok(await page.getByRole('cell', { name: 'Tableur' }).isVisible());
+      const switched = page.waitForResponse((r) => r.url().endsWith('/switch-organization'));
+      await page.getByLabel('Organisation').selectOption('seconde-maison');
+      assert.equal((await switched).status(), 303);
+      await page.goto(`${service.baseUrl}/settings/api-keys`);
+      assert.ok(
+        await page.getByRole('cell', { name: 'Seconde Maison tests' }).isVisible(),
+        'the other organization’s keys',
+      );
+      assert.equal(await page.getByRole('cell', { name: 'Tableur' }).count(), 0);
+      const back = page.waitForResponse((r) => r.url().endsWith('/switch-organization'));
+      await page.getByLabel('Organisation').selectOption('atelier-navigateur');
+      assert.equal((await back).status(), 303);
+      await page.waitForLoadState('load');
+    });
+
+    test('a wrong password is refused with a message; repeated failures are rate-limited', async () => {
+      const context = await browser.newContext();
+      const other = await context.newPage();
+      let status = 0;
+      for (let i = 0; i < 11; i++) {
+        await other.goto(`${service.baseUrl}/login`);
+        await other.getByLabel('Adresse e-mail').fill('owner@atelier.example');
+        await other.getByLabel('Mot de passe').fill(`wrong-${i}`);
+        const [response] = await Promise.all([
+          other.waitForResponse((r) => r.url().endsWith('/login') && r.request().method() === 'POST'),
+          other.getByRole('button', { name: 'Se connecter' }).click(),
+        ]);
+        status = response.status();
+        if (i === 0) {
+          assert.equal(status, 401);
+          assert.match((await other.getByRole('alert').textContent()) ?? '', /incorrect/);
+        }
+      }
+      assert.equal(status, 429);
+      assert.match((await other.getByRole('alert').textContent()) ?? '', /Trop de tentatives/);
+      await context.close();
+    });
+
     test('every page reads on a phone-sized screen; logout ends the session', async () => {
       await page.setViewportSize({ width: 390, height: 844 });
       for (const [name, url] of [
@@ -248,6 +297,7 @@ describe(
         ['phone-keys', '/settings/api-keys'],
         ['phone-settings', '/settings/report'],
         ['phone-subscription', '/settings/subscription'],
+        ['phone-stores', '/settings/stores'],
       ]) {
         await page.goto(`${service.baseUrl}${url}`);
         assert.equal(await page.locator('h1').count(), 1);
