@@ -5,16 +5,11 @@ import { checkLogin, createSession, endSession, switchOrganization } from '../au
 import { createOrganization } from '../domain/organizations.js';
 import { addUserToOrganization, MIN_PASSWORD_LENGTH } from '../domain/users.js';
 import { html, type Html } from './html.js';
-import { csrfField, page, type PageContext } from './layout.js';
+import { csrfField, field, page, type PageContext } from './layout.js';
 import { SESSION_COOKIE, type WebTools } from './web-app.js';
 import { SESSION_DAYS } from '../auth/sessions.js';
 
 type Form = Record<string, string | undefined>;
-
-const fieldError = (id: string, message: string | undefined): Html | string =>
-  message ? html`<p class="error" id="${id}-error">${message}</p>` : '';
-const describedBy = (id: string, message: string | undefined): Html | string =>
-  message ? html` aria-invalid="true" aria-describedby="${id}-error"` : '';
 
 /** Only same-site paths, so that ?next= cannot send a person to another site. */
 const safeNext = (next: string | undefined): string =>
@@ -48,39 +43,22 @@ function signupForm(context: PageContext, form: Form, errors: Form = {}): Html {
     <p class="muted">Un compte crée votre organisation, avec un essai gratuit de 14 jours.</p>
     <form method="post" action="/signup" novalidate>
       ${csrfField(context)}
-      <label for="organization">Nom de l’organisation</label>
-      <input
-        id="organization"
-        name="organization"
-        type="text"
-        required
-        maxlength="100"
-        value="${form.organization ?? ''}"
-        ${describedBy('organization', errors.organization)}
-      />
-      ${fieldError('organization', errors.organization)}
-      <label for="email">Adresse e-mail</label>
-      <input
-        id="email"
-        name="email"
-        type="email"
-        autocomplete="username"
-        required
-        value="${form.email ?? ''}"
-        ${describedBy('email', errors.email)}
-      />
-      ${fieldError('email', errors.email)}
-      <label for="password">Mot de passe (${MIN_PASSWORD_LENGTH} caractères au moins)</label>
-      <input
-        id="password"
-        name="password"
-        type="password"
-        autocomplete="new-password"
-        required
-        minlength="${MIN_PASSWORD_LENGTH}"
-        ${describedBy('password', errors.password)}
-      />
-      ${fieldError('password', errors.password)}
+      ${field({
+        id: 'organization',
+        label: 'Nom de l’organisation',
+        type: 'text',
+        value: form.organization,
+        error: errors.organization,
+        attributes: html` required maxlength="100"`,
+      })}
+      ${field({ id: 'email', label: 'Adresse e-mail', type: 'email', value: form.email, error: errors.email, attributes: html` autocomplete="username" required` })}
+      ${field({
+        id: 'password',
+        label: `Mot de passe (${MIN_PASSWORD_LENGTH} caractères au moins)`,
+        type: 'password',
+        error: errors.password,
+        attributes: html` autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}"`,
+      })}
       <div class="actions"><button>Créer le compte</button><a href="/login">J’ai déjà un compte</a></div>
     </form>
   </div>`;

@@ -70,3 +70,28 @@ export function page(context: PageContext, title: string, body: HtmlValue, notic
       </body>
     </html>`;
 }
+
+export interface FieldOptions {
+  readonly id: string;
+  readonly label: string;
+  readonly type: string;
+  readonly value?: string;
+  /** Shown under the field and announced with it (aria-describedby). */
+  readonly error?: string;
+  /** Other attributes (required, autocomplete…), built with html``. */
+  readonly attributes?: Html;
+}
+
+/** A labelled input with its error message next to it. */
+export function field(o: FieldOptions): Html {
+  const invalid = o.error ? html` aria-invalid="true" aria-describedby="${o.id}-error"` : '';
+  return html`<label for="${o.id}">${o.label}</label>
+    <input
+      id="${o.id}"
+      name="${o.id}"
+      type="${o.type}"
+      value="${o.value ?? ''}"
+      ${o.attributes ?? ''}${invalid}
+    />
+    ${o.error ? html`<p class="error" id="${o.id}-error">${o.error}</p>` : ''}`;
+}

@@ -7,7 +7,7 @@ import { revenueCsv } from '../metrics/revenue-csv.js';
 import { addDays, earliestFrom, parseDay, todayUtc } from '../query/dates.js';
 import { revenueChartSvg } from './revenue-chart.js';
 import { html, trusted, type Html } from './html.js';
-import { page } from './layout.js';
+import { field, page } from './layout.js';
 import type { WebTools } from './web-app.js';
 
 interface Period {
@@ -45,27 +45,9 @@ export async function revenuePage(app: FastifyInstance, tools: WebTools): Promis
       aria-label="Période"
     >
       <div>
-        <label for="from">Du</label
-        ><input
-          id="from"
-          name="from"
-          type="date"
-          value="${chosen.from}"
-          ${chosen.errors.from ? html` aria-invalid="true" aria-describedby="from-error"` : ''}
-        />
-        ${chosen.errors.from ? html`<p class="error" id="from-error">${chosen.errors.from}</p>` : ''}
+        ${field({ id: 'from', label: 'Du', type: 'date', value: chosen.from, error: chosen.errors.from })}
       </div>
-      <div>
-        <label for="to">Au</label
-        ><input
-          id="to"
-          name="to"
-          type="date"
-          value="${chosen.to}"
-          ${chosen.errors.to ? html` aria-invalid="true" aria-describedby="to-error"` : ''}
-        />
-        ${chosen.errors.to ? html`<p class="error" id="to-error">${chosen.errors.to}</p>` : ''}
-      </div>
+      <div>${field({ id: 'to', label: 'Au', type: 'date', value: chosen.to, error: chosen.errors.to })}</div>
       <div><button>Afficher</button></div>
       <p class="muted">Jours UTC, de minuit à minuit, comme l’API.</p>
     </form>`;

@@ -267,6 +267,25 @@ describe(
       await page.waitForLoadState('load');
     });
 
+    test('sign-up errors are shown next to the field at fault', async () => {
+      const context = await browser.newContext();
+      const other = await context.newPage();
+      await other.goto(`${service.baseUrl}/signup`);
+      await other.getByLabel('Nom de l’organisation').fill('Doublon');
+      await other.getByLabel('Adresse e-mail').fill('OWNER@atelier.example');
+      await other.getByLabel(/Mot de passe/).fill('court');
+      await other.getByRole('button', { name: 'Créer le compte' }).click();
+      assert.match((await other.locator('#email-error').textContent()) ?? '', /existe déjà/);
+      assert.match((await other.locator('#password-error').textContent()) ?? '', /caractères/);
+      assert.equal(await other.getByLabel('Adresse e-mail').getAttribute('aria-invalid'), 'true');
+      assert.equal(
+        await other.getByLabel('Nom de l’organisation').inputValue(),
+        'Doublon',
+        'what was typed is kept',
+      );
+      await context.close();
+    });
+
     test('a wrong password is refused with a message; repeated failures are rate-limited', async () => {
       const context = await browser.newContext();
       const other = await context.newPage();
