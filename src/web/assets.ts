@@ -42,7 +42,14 @@ dialog[open]:not(:modal) { position: static; margin: 0 0 1rem; width: 100%; max-
 .muted { color: var(--muted); }
 .chart svg { width: 100%; height: auto; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
-@media (max-width: 640px) { .account { margin-left: 0; width: 100%; } main { padding: .75rem; } th, td { padding: .4rem; } }
+@media (max-width: 640px) {
+  .account { margin-left: 0; width: 100%; } main { padding: .75rem; } th, td { padding: .4rem; }
+  /* Tables of records become one card per row, each value under its column's name. */
+  table.stack thead { display: none; }
+  table.stack tr { display: block; border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  table.stack td { display: flex; justify-content: space-between; gap: 1rem; border: none; white-space: normal; }
+  table.stack td[data-label]::before { content: attr(data-label); font-weight: 600; color: var(--muted); }
+}
 `;
 
 // Progressive enhancement only: every form also works without it.

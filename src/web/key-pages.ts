@@ -39,7 +39,7 @@ function createDialog(context: PageContext, error?: string, name = '', open = Bo
 function keyTable(context: PageContext, keys: ApiKeySummary[]): Html {
   if (keys.length === 0) return html`<p class="muted">Aucune clé pour l’instant.</p>`;
   return html`<div class="table-wrap">
-    <table>
+    <table class="stack">
       <thead>
         <tr>
           <th>Nom</th>
@@ -53,10 +53,10 @@ function keyTable(context: PageContext, keys: ApiKeySummary[]): Html {
         ${keys.map(
           (k, i) =>
             html`<tr data-prefix="${k.prefix}">
-              <td>${k.name}</td>
-              <td><code>${k.prefix}…</code></td>
-              <td>${frenchDate(k.createdAt)}</td>
-              <td>${frenchDate(k.lastUsedAt)}</td>
+              <td data-label="Nom">${k.name}</td>
+              <td data-label="Préfixe"><code>${k.prefix}…</code></td>
+              <td data-label="Créée le">${frenchDate(k.createdAt)}</td>
+              <td data-label="Dernière utilisation">${frenchDate(k.lastUsedAt)}</td>
               <td>
                 ${
                   k.revokedAt
