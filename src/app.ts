@@ -11,6 +11,7 @@ import { sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
 import { healthRoutes } from './api/health.js';
 import { webApp } from './web/web-app.js';
+import { notFoundPage } from './web/not-found.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
 import { connectRedis, throttled } from './api/redis.js';
 
@@ -34,6 +35,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
             redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.key', '*.apiKey'],
           },
     genReqId: () => crypto.randomUUID(),
+    trustProxy: config.trustProxy,
     // A slow or stalled client cannot hold a connection for long.
     requestTimeout: 60_000,
     connectionTimeout: 65_000,
@@ -69,13 +71,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     maxAge: 600,
   });
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
-      new AppError('NOT_FOUND', `Chemin inconnu : ${request.method} ${request.url.split('?')[0]}`),
-      request,
-      reply,
-    ),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    // A person's browser gets a page; API clients (and everything under /api/) get JSON (E2).
+    if (!path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html')) {
+      return reply.code(404).type('text/html; charset=utf-8').send(notFoundPage(path));
+    }
+    return sendError(new AppError('NOT_FOUND', `Chemin inconnu : ${request.method} ${path}`), request, reply);
+  });
 
   let zones: Promise<ReadonlySet<string>> | undefined;
   const timeZones = (): Promise<ReadonlySet<string>> => {

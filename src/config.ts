@@ -15,6 +15,11 @@ export interface Config {
   /** Milliseconds a single SQL statement may run before it is cancelled. */
   readonly statementTimeoutMs: number;
   readonly logLevel: string;
+  /**
+   * Behind a reverse proxy: trust its X-Forwarded-For/-Proto (client address for R2, HTTPS for
+   * Secure cookies). Only enable behind a proxy that sets these headers itself.
+   */
+  readonly trustProxy: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -57,5 +62,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demo: flag(env, 'DEMO', false),
     statementTimeoutMs: positiveInt(env, 'STATEMENT_TIMEOUT_MS', 30_000),
     logLevel: env.LOG_LEVEL || 'info',
+    trustProxy: flag(env, 'TRUST_PROXY', false),
   });
 }

@@ -72,8 +72,9 @@ export async function revenuePage(app: FastifyInstance, tools: WebTools): Promis
       <div class="actions">
         <a class="button secondary" href="/reports/revenue.csv?${query}" download>Télécharger le CSV</a>
         <span class="muted"
-          >CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que
-          l’API.</span
+          >CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que l’API.
+          Les remboursements comprennent leur part de taxes et de livraison, qui n’est déduite qu’une fois du
+          CA net.</span
         >
       </div>
       <div class="table-wrap">

@@ -191,11 +191,56 @@ describe('authentication and keys', () => {
     const missing = await service.get('/api/reports/nothing', key);
     assert.equal(missing.status, 404);
     await errorOf(missing);
+    const page = await fetch(`${service.baseUrl}/nowhere`, { headers: { accept: 'text/html' } });
+    assert.equal(page.status, 404);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+    const apiFromBrowser = await fetch(`${service.baseUrl}/api/nowhere`, {
+      headers: { accept: 'text/html' },
+    });
+    assert.match(apiFromBrowser.headers.get('content-type') ?? '', /application\/json/);
     const head = await fetch(`${service.baseUrl}/api/reports/catalog`, {
       method: 'HEAD',
       headers: { authorization: `Bearer ${key}` },
     });
     assert.equal(head.status, 200);
+  });
+});
+
+describe('behind a reverse proxy', () => {
+  test('TRUST_PROXY: HTTPS seen through X-Forwarded-Proto makes the session cookie Secure; off by default', async () => {
+    for (const [trust, secure] of [
+      ['1', true],
+      ['0', false],
+    ] as const) {
+      const service = await startTestService({ TRUST_PROXY: trust });
+      try {
+        const login = await service.app.inject({ url: '/signup', headers: { 'x-forwarded-proto': 'https' } });
+        const csrfCookie = String(login.headers['set-cookie']);
+        const token = /name="_csrf" value="([^"]+)"/.exec(login.body)?.[1] ?? '';
+        const response = await service.app.inject({
+          method: 'POST',
+          url: '/signup',
+          headers: {
+            'x-forwarded-proto': 'https',
+            cookie: csrfCookie.split(';')[0] ?? '',
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          payload: new URLSearchParams({
+            _csrf: token,
+            organization: 'Proxy',
+            email: `p${trust}@proxy.example`,
+            password: 'long enough password',
+          }).toString(),
+        });
+        assert.equal(response.statusCode, 303, response.body);
+        const session = [response.headers['set-cookie']]
+          .flat()
+          .find((c) => String(c).startsWith('sm_session='));
+        assert.equal(/;\s*Secure/i.test(String(session)), secure, String(session));
+      } finally {
+        await service.cleanup();
+      }
+    }
   });
 });
 

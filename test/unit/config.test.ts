@@ -21,3 +21,9 @@ test('a malformed setting stops start-up with a message naming it', () => {
   assert.throws(() => loadConfig({ RATE_LIMIT_MAX: '0' }), /RATE_LIMIT_MAX/);
   assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
 });
+
+test('TRUST_PROXY is off unless set, and only takes a yes or no', () => {
+  assert.equal(loadConfig({}).trustProxy, false);
+  assert.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, true);
+  assert.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), /TRUST_PROXY/);
+});
