@@ -4,8 +4,8 @@
 // once (M1). The totals are rounded from the exact sums, never added from the rounded days.
 import type { ReportSettings } from '../catalog.js';
 import type { Queryable } from '../db/database.js';
-import { invalidParameter, AppError } from '../errors.js';
-import { addDays, dayStart, earliestFrom, parseDay } from '../query/dates.js';
+import { addDays, dayStart } from '../query/dates.js';
+import { requirePeriod } from '../query/period.js';
 import { netRevenueSql } from '../query/net-revenue.js';
 
 export interface RevenueDay {
@@ -50,19 +50,8 @@ export async function revenueReport(
   from: string,
   to: string,
 ): Promise<RevenueReport> {
-  for (const [name, value] of [
-    ['from', from],
-    ['to', to],
-  ] as const) {
-    if (parseDay(value) === undefined) {
-      throw invalidParameter(name, value, 'format attendu AAAA-MM-JJ, un jour qui existe');
-    }
-  }
-  if (from > to) {
-    throw new AppError('INVALID_PARAMETER', `Période invalide : from (${from}) est postérieur à to (${to})`);
-  }
-  const floor = earliestFrom(to);
-  const first = from < floor ? floor : from; // P4, as the API does: at most two years of days
+  // The API's own rules (P3, P4): a bad day or order is its INVALID_PARAMETER; at most two years.
+  const { from: first } = requirePeriod(from, to);
 
   const net = netRevenueSql(organization.settings.deductions, 'o');
   const sql = `

@@ -1,7 +1,7 @@
 // Step 1 of the pipeline: the raw query string into a checked TabularQuery (SPEC section 6).
 import { isDimensionId, isMetricId, type DimensionId, type MetricId } from '../catalog.js';
 import { AppError, invalidParameter } from '../errors.js';
-import { addDays, earliestFrom, parseDay, todayUtc } from './dates.js';
+import { requirePeriod } from './period.js';
 
 export type RawQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
 
@@ -25,7 +25,6 @@ export interface ParseContext {
 
 export const DEFAULT_LIMIT = 10_000;
 export const MAX_LIMIT = 100_000;
-const DEFAULT_PERIOD_DAYS = 30;
 
 /** P1: comma-separated ids, trimmed, empties dropped, duplicates removed keeping the first. */
 export function parseIdList(value: string | readonly string[] | undefined): string[] {
@@ -43,15 +42,6 @@ function single(raw: RawQuery, name: string): string | undefined {
     'INVALID_PARAMETER',
     `Paramètre ${name} donné plusieurs fois : une seule valeur est attendue`,
   );
-}
-
-function day(raw: RawQuery, name: 'from' | 'to'): string | undefined {
-  const text = single(raw, name);
-  if (text === undefined) return undefined;
-  const parsed = parseDay(text);
-  if (parsed === undefined)
-    throw invalidParameter(name, text, 'format attendu AAAA-MM-JJ, un jour qui existe');
-  return parsed;
 }
 
 function limit(raw: RawQuery): number {
@@ -81,15 +71,7 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
       'Paramètre metrics manquant : au moins une métrique est requise (par exemple metrics=orders,net_revenue)',
     );
   }
-  const to = day(raw, 'to') ?? context.today ?? todayUtc();
-  const requestedFrom = day(raw, 'from') ?? addDays(to, -DEFAULT_PERIOD_DAYS);
-  if (requestedFrom > to) {
-    throw new AppError(
-      'INVALID_PARAMETER',
-      `Période invalide : from (${requestedFrom}) est postérieur à to (${to})`,
-    );
-  }
-  const floor = earliestFrom(to);
+  const { from, to } = requirePeriod(single(raw, 'from'), single(raw, 'to'), context.today); // P3, P4
   const timezone = single(raw, 'timezone') ?? 'UTC';
   if (!context.isTimeZone(timezone)) {
     throw invalidParameter(
@@ -101,7 +83,7 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
   return {
     dimensions: dimensionIds.filter(isDimensionId),
     metrics: metricIds.filter(isMetricId),
-    from: requestedFrom < floor ? floor : requestedFrom, // P4
+    from,
     to,
     timezone,
     limit: limit(raw),

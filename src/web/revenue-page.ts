@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSession } from '../auth/sessions.js';
 import { revenueReport, type RevenueDay } from '../metrics/revenue.js';
 import { revenueCsv } from '../metrics/revenue-csv.js';
-import { addDays, earliestFrom, parseDay, todayUtc } from '../query/dates.js';
+import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.js';
 import { revenueChartSvg } from './revenue-chart.js';
 import { html, trusted, type Html } from './html.js';
 import { field, page } from './layout.js';
@@ -16,18 +16,20 @@ interface Period {
   errors: { from?: string; to?: string };
 }
 
-/** The same defaults and two-year cap as the API (P3, P4). */
+/** The API's period rules (P3, P4); a problem is shown next to the field at fault. */
 function period(query: Record<string, string | undefined>): Period {
-  const errors: Period['errors'] = {};
-  const to = query.to ? parseDay(query.to) : todayUtc();
-  if (!to) errors.to = 'Date invalide (AAAA-MM-JJ).';
-  const end = to ?? todayUtc();
-  const from = query.from ? parseDay(query.from) : addDays(end, -30);
-  if (!from) errors.from = 'Date invalide (AAAA-MM-JJ).';
-  let start = from ?? addDays(end, -30);
-  if (start > end) errors.from = 'La date de début est après la date de fin.';
-  if (start < earliestFrom(end)) start = earliestFrom(end);
-  return { from: start, to: end, errors };
+  // An emptied date field means "the default", as if it were absent.
+  const result = resolvePeriod(query.from || undefined, query.to || undefined);
+  if (!isPeriodProblem(result)) return { ...result, errors: {} };
+  if (result.problem === 'from-after-to') {
+    return {
+      from: result.from,
+      to: result.to,
+      errors: { from: 'La date de début est après la date de fin.' },
+    };
+  }
+  const fallback = requirePeriod(undefined, undefined); // the defaults cannot be wrong
+  return { ...fallback, errors: { [result.parameter]: 'Date invalide (AAAA-MM-JJ).' } };
 }
 
 export async function revenuePage(app: FastifyInstance, tools: WebTools): Promise<void> {
