@@ -10,10 +10,10 @@ import { loadTimeZones } from './metrics/time-zones.js';
 import { sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
 import { healthRoutes } from './api/health.js';
-import { webApp } from './web/web-app.js';
+import { webApp, webAssets } from './web/web-app.js';
 import { notFoundPage } from './web/not-found.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
-import { connectRedis, throttled } from './api/redis.js';
+import { connectRedis, redisFallbackWarning } from './api/redis.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -90,12 +90,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   };
   const redis = config.redisUrl === undefined ? undefined : connectRedis(config.redisUrl, app.log);
   if (redis) app.addHook('onClose', async () => void redis.disconnect());
-  const cacheFallback = throttled((error) =>
-    app.log.warn(
-      { err: { message: (error as Error).message } },
-      'Redis en erreur : cache local à l’instance',
-    ),
-  );
+  const cacheFallback = redisFallbackWarning(app.log, 'cache local');
   await app.register(reportsApi, {
     config,
     db: deps.db,
@@ -105,6 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     timeZones,
   });
   await app.register(healthRoutes, { db: deps.db, redis });
+  await app.register(webAssets);
   await app.register(webApp, { config, db: deps.db, redis });
   app.server.headersTimeout = 10_000;
   return app;

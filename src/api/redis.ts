@@ -38,3 +38,10 @@ export function throttled(log: (error: unknown) => void, intervalMs = 10_000): (
     log(error);
   };
 }
+
+/** A warning, at most every 10 s, that `what` falls back to the instance while Redis fails. */
+export function redisFallbackWarning(log: FastifyBaseLogger, what: string): (error: unknown) => void {
+  return throttled((error) =>
+    log.warn({ err: { message: (error as Error).message } }, `Redis en erreur : ${what} à l’instance`),
+  );
+}

@@ -15,7 +15,7 @@ import { planReport } from '../query/plan.js';
 import type { Redis } from 'ioredis';
 import { KeyedLock } from './keyed-lock.js';
 import { sharedCounterStore } from './rate-limit-store.js';
-import { throttled } from './redis.js';
+import { redisFallbackWarning } from './redis.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
 
 declare module 'fastify' {
@@ -65,12 +65,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
     app.log.warn({ err: error }, 'last-used update failed'),
   );
 
-  const redisFallback = throttled((error) =>
-    app.log.warn(
-      { err: { message: (error as Error).message } },
-      'Redis en erreur : compteurs locaux à l’instance',
-    ),
-  );
+  const redisFallback = redisFallbackWarning(app.log, 'compteurs locaux');
   await app.register(rateLimit, {
     global: true,
     hook: 'preHandler', // after authentication: the limit is per key (R1)

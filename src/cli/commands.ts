@@ -1,5 +1,6 @@
 // The sub-commands. Each opens the database like the server does (joining a running server's
 // embedded database through its socket, X1), calls one core function, prints the result.
+import type { ReportSettings } from '../catalog.js';
 import type { Config } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
@@ -63,6 +64,10 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function settingsText(settings: ReportSettings): string {
+  return `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`;
 }
 
 function importSummary(r: { imported: number; updated: number; rejected: number }): string {
@@ -207,10 +212,7 @@ export const COMMANDS: Record<string, Command> = {
           deductions: list(context.values.deductions),
         });
         const { settings } = await findOrganization(db, org.slug);
-        context.print(
-          settings,
-          `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`,
-        );
+        context.print(settings, settingsText(settings));
         return 0;
       }),
   },
@@ -219,10 +221,7 @@ export const COMMANDS: Record<string, Command> = {
     run: (context) =>
       withDatabase(context, async (db) => {
         const { settings } = await findOrganization(db, required(context, 'org'));
-        context.print(
-          settings,
-          `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`,
-        );
+        context.print(settings, settingsText(settings));
         return 0;
       }),
   },

@@ -162,12 +162,9 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
       const session = request.webSession;
       if (!session) throw new AppError('UNAUTHENTICATED', 'Connectez-vous.');
       await switchOrganization(tools.db, session, (request.body as Form).slug ?? '');
-      return reply.redirect(
-        request.headers.referer && new URL(request.headers.referer, 'http://x').pathname.startsWith('/')
-          ? new URL(request.headers.referer, 'http://x').pathname
-          : '/',
-        303,
-      );
+      // Back to the same page, by its path only (never to another site).
+      const referer = request.headers.referer;
+      return reply.redirect(referer ? new URL(referer, 'http://x').pathname : '/', 303);
     },
   );
 }

@@ -11,7 +11,7 @@ import type { Database } from '../db/database.js';
 import { isAppError } from '../errors.js';
 import { findSession, type WebSession } from '../auth/sessions.js';
 import { sharedCounterStore } from '../api/rate-limit-store.js';
-import { throttled } from '../api/redis.js';
+import { redisFallbackWarning } from '../api/redis.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { html } from './html.js';
 import { page, type PageContext } from './layout.js';
@@ -45,6 +45,16 @@ export interface WebTools {
   cookieSecure(request: FastifyRequest): boolean;
 }
 
+/** The stylesheet and script, outside webApp: no session lookup for a static file. */
+export async function webAssets(app: FastifyInstance): Promise<void> {
+  app.get('/assets/app.css', async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=300').type('text/css; charset=utf-8').send(APP_CSS),
+  );
+  app.get('/assets/app.js', async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(APP_JS),
+  );
+}
+
 export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void> {
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: 64 * 1024 });
@@ -60,18 +70,11 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
       ? {
           store: sharedCounterStore(
             deps.redis,
-            throttled(() => undefined),
+            redisFallbackWarning(app.log, 'compteurs de connexion locaux'),
           ),
         }
       : {}),
   });
-
-  app.get('/assets/app.css', async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=300').type('text/css; charset=utf-8').send(APP_CSS),
-  );
-  app.get('/assets/app.js', async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(APP_JS),
-  );
 
   app.addHook('onRequest', async (request) => {
     request.webSession = await findSession(deps.db, request.cookies[SESSION_COOKIE]);

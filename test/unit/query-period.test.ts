@@ -26,10 +26,7 @@ test('P3/P4: one resolution of the period for the API and the Revenue report', (
 });
 
 test('E1: requirePeriod throws the API’s errors, naming the parameter', () => {
-  assert.throws(
-    () => requirePeriod('2026-13-01', undefined),
-    /Paramètre from invalide : « 2026-13-01 »/,
-  );
+  assert.throws(() => requirePeriod('2026-13-01', undefined), /Paramètre from invalide : « 2026-13-01 »/);
   assert.throws(
     () => requirePeriod('2026-03-02', '2026-03-01'),
     /Période invalide : from \(2026-03-02\) est postérieur à to \(2026-03-01\)/,
