@@ -13,7 +13,7 @@ import { healthRoutes } from './api/health.js';
 import { webApp, webAssets } from './web/web-app.js';
 import { notFoundPage } from './web/not-found.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
-import { connectRedis, redisFallbackWarning } from './api/redis.js';
+import { connectRedis, redisFallbackWarning } from './limits/redis.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

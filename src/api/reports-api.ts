@@ -13,9 +13,9 @@ import type { ReportEngine } from '../metrics/engine.js';
 import { parseTabularQuery, type RawQuery, type TabularQuery } from '../query/parse.js';
 import { planReport } from '../query/plan.js';
 import type { Redis } from 'ioredis';
-import { KeyedLock } from './keyed-lock.js';
-import { sharedCounterStore } from './rate-limit-store.js';
-import { redisFallbackWarning } from './redis.js';
+import { KeyedLock } from '../limits/keyed-lock.js';
+import { sharedCounterStore } from '../limits/rate-limit-store.js';
+import { redisFallbackWarning } from '../limits/redis.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
 
 declare module 'fastify' {
