@@ -1,6 +1,7 @@
 // Sign up, log in, log out, switch organization.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
+import { KeyedLock } from '../limits/keyed-lock.js';
 import { checkLogin, createSession, endSession, switchOrganization } from '../auth/sessions.js';
 import { createOrganization } from '../domain/organizations.js';
 import { addUserToOrganization, MIN_PASSWORD_LENGTH } from '../domain/users.js';
@@ -81,6 +82,7 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
     });
   };
   // Failed logins per address: 10 per 15 minutes.
+  const attempts = new KeyedLock();
   const loginFailures = app.createRateLimit({
     max: 10,
     timeWindow: 15 * 60_000,
@@ -102,15 +104,21 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
 
   app.post('/login', { preHandler: app.csrfProtection }, async (request, reply) => {
     const form = request.body as Form;
-    const status = await loginFailures(request, { increment: false });
-    if (!status.isAllowed && status.remaining === 0) {
+    // Check, verify and count one attempt at a time per address, or parallel guesses would all
+    // pass the check before any failure is counted (as for R2).
+    const login = await attempts.run(request.ip, async () => {
+      const status = await loginFailures(request, { increment: false });
+      if (!status.isAllowed && status.remaining === 0) return { limitedForMs: status.ttl };
+      const found = await checkLogin(tools.db, form.email ?? '', form.password ?? '');
+      if (!found) await loginFailures(request);
+      return found;
+    });
+    if (login && 'limitedForMs' in login) {
       const context = tools.context(request, reply);
-      const message = `Trop de tentatives : réessayez dans ${Math.ceil(status.ttl / 60_000)} min.`;
+      const message = `Trop de tentatives : réessayez dans ${Math.ceil(login.limitedForMs / 60_000)} min.`;
       return tools.render(reply, page(context, 'Connexion', loginForm(context, form, message)), 429);
     }
-    const login = await checkLogin(tools.db, form.email ?? '', form.password ?? '');
     if (!login) {
-      await loginFailures(request);
       const context = tools.context(request, reply);
       return tools.render(
         reply,

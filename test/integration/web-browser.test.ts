@@ -309,6 +309,34 @@ describe(
       await context.close();
     });
 
+    test('parallel wrong passwords from one address get no more than the limit of checks', async () => {
+      const fresh = await startTestService();
+      try {
+        const form = await fresh.app.inject({ url: '/login' });
+        const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
+        const cookie = String(form.headers['set-cookie']).split(';')[0] ?? '';
+        const statuses = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            fresh.app
+              .inject({
+                method: 'POST',
+                url: '/login',
+                headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+                payload: new URLSearchParams({
+                  _csrf: token,
+                  email: 'nobody@x.example',
+                  password: `guess-${i}`,
+                }).toString(),
+              })
+              .then((r) => r.statusCode),
+          ),
+        );
+        assert.deepEqual(statuses.sort(), [...Array(10).fill(401), ...Array(10).fill(429)]);
+      } finally {
+        await fresh.cleanup();
+      }
+    });
+
     test('every page reads on a phone-sized screen; logout ends the session', async () => {
       await page.setViewportSize({ width: 390, height: 844 });
       for (const [name, url] of [
