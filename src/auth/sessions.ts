@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { ORGANIZATION_COLUMNS, toOrganization, type Organization } from '../domain/organizations.js';
-import { hashPassword, verifyPassword } from './passwords.js';
+import { hashPassword, verifyPassword } from '../domain/passwords.js';
 
 export const SESSION_DAYS = 14;
 

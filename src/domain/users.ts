@@ -1,7 +1,7 @@
 // People who log into the web application (the operator's `user create`).
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { hashPassword } from '../auth/passwords.js';
+import { hashPassword } from './passwords.js';
 
 export const MIN_PASSWORD_LENGTH = 10;
 
