@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AppError } from '../../src/errors.js';
-import { parseIdList, parseTabularQuery, type RawQuery } from '../../src/query/parse.js';
+import { AppError } from '../../../src/errors.js';
+import { parseIdList, parseTabularQuery, type RawQuery } from '../../../src/query/parse.js';
 
 const zones = new Set(['UTC', 'Europe/Paris', 'US/Eastern', 'Asia/Kolkata']);
 const context = { today: '2026-11-22', isTimeZone: (name: string) => zones.has(name) };

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { displayPrefix, hashKey, isWellFormedKey, keyChecksum, mintKey } from '../../src/auth/keys.js';
-import { bearerKey } from '../../src/auth/authenticate.js';
+import { displayPrefix, hashKey, isWellFormedKey, keyChecksum, mintKey } from '../../../src/auth/keys.js';
+import { bearerKey } from '../../../src/auth/authenticate.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

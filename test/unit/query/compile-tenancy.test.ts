@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS } from '../../src/catalog.js';
-import { compileReport } from '../../src/query/compile.js';
-import { planReport } from '../../src/query/plan.js';
-import { tenantTablesWithoutFilter } from '../helpers/tenancy.js';
+import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS } from '../../../src/catalog.js';
+import { compileReport } from '../../../src/query/compile.js';
+import { planReport } from '../../../src/query/plan.js';
+import { tenantTablesWithoutFilter } from '../../helpers/tenancy.js';
 
 test('tenancy: for every combination of dimensions, every table of the compiled query is filtered by organization', () => {
   const ids = DIMENSIONS.map((d) => d.id);

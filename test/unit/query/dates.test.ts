@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addDays, earliestFrom, parseDay, todayUtc } from '../../src/query/dates.js';
+import { addDays, earliestFrom, parseDay, todayUtc } from '../../../src/query/dates.js';
 
 test('P3: a day is exactly YYYY-MM-DD and exists in the calendar', () => {
   assert.equal(parseDay('2026-02-28'), '2026-02-28');

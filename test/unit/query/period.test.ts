@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requirePeriod, resolvePeriod } from '../../src/query/period.js';
+import { requirePeriod, resolvePeriod } from '../../../src/query/period.js';
 
 test('P3/P4: one resolution of the period for the API and the Revenue report', () => {
   assert.deepEqual(resolvePeriod(undefined, undefined, '2026-11-22'), {

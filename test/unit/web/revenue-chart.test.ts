@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RevenueDay } from '../../src/metrics/revenue.js';
-import { addDays } from '../../src/query/dates.js';
+import type { RevenueDay } from '../../../src/metrics/revenue.js';
+import { addDays } from '../../../src/query/dates.js';
 import {
   GROSS_COLOUR,
   NET_COLOUR,
@@ -9,7 +9,7 @@ import {
   labelIndices,
   revenueChartSvg,
   yScale,
-} from '../../src/web/revenue-chart.js';
+} from '../../../src/web/revenue-chart.js';
 
 const day = (date: string, netRevenue: number, grossSales: number): RevenueDay => ({
   date,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateDemoOrders, type DemoOrder } from '../../src/demo/generate.js';
+import { generateDemoOrders, type DemoOrder } from '../../../src/demo/generate.js';
 
 const END_DATE = '2026-06-30';
 const DAY_MS = 86_400_000;

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS, type Deduction } from '../../src/catalog.js';
-import { compileReport } from '../../src/query/compile.js';
-import { netRevenueSql } from '../../src/query/net-revenue.js';
-import { planReport } from '../../src/query/plan.js';
-import type { TabularQuery } from '../../src/query/parse.js';
+import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS, type Deduction } from '../../../src/catalog.js';
+import { compileReport } from '../../../src/query/compile.js';
+import { netRevenueSql } from '../../../src/query/net-revenue.js';
+import { planReport } from '../../../src/query/plan.js';
+import type { TabularQuery } from '../../../src/query/parse.js';
 
 const settings = { excludedStatuses: ['pending', 'failed'], deductions: DEFAULT_DEDUCTIONS };
 const query = (over: Partial<TabularQuery> = {}): TabularQuery => ({
