@@ -35,7 +35,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
             redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.key', '*.apiKey'],
           },
     genReqId: () => crypto.randomUUID(),
-    trustProxy: config.trustProxy,
+    trustProxy: config.trustProxy === false ? false : [...config.trustProxy],
     // A slow or stalled client cannot hold a connection for long.
     requestTimeout: 60_000,
     connectionTimeout: 65_000,
