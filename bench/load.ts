@@ -3,6 +3,7 @@
 // Usage: npm run build && node dist/bench/load.js [seconds per scenario, default 10]
 // Server, database, Redis and load generator share this machine, so the figures are a floor
 // for what the service does, not a capacity figure.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -148,14 +149,16 @@ try {
   if (!postgres) throw new Error('no PostgreSQL server binaries (apt-get install postgresql)');
   redis = await startRedis();
   // A limit no run can reach: the test measures serving, not R1's 429s (any 429 stays visible).
+  // SECRET_KEY is required with DATABASE_URL; a fresh one for this throwaway database.
   const env = {
     DATABASE_URL: postgres.url,
+    SECRET_KEY: crypto.randomBytes(32).toString('hex'),
     REDIS_URL: redis.url,
     RATE_LIMIT_MAX: '1000000000',
     LOG_LEVEL: 'warn',
   };
   const cli = async (...args: string[]) => {
-    const result = await runCli([...args, '--json'], { DATABASE_URL: postgres!.url });
+    const result = await runCli([...args, '--json'], env);
     if (result.code !== 0) throw new Error(`sales-metrics ${args.join(' ')}: ${result.stderr}`);
     return JSON.parse(result.stdout) as Record<string, unknown>;
   };

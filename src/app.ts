@@ -14,6 +14,7 @@ import { webApp, webAssets } from './web/web-app.js';
 import { notFoundPage } from './web/not-found.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
 import { connectRedis, redisFallbackWarning } from './limits/redis.js';
+import { loggerOptions, type LogDestination } from './logging.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -21,21 +22,19 @@ export interface AppDeps {
   readonly db: Database;
   readonly engine?: ReportEngine;
   readonly cache?: ResponseCache;
-  readonly logger?: boolean;
+  /** false: no logs; a destination: JSON lines there instead of stdout (tests capture them). */
+  readonly logger?: boolean | LogDestination;
 }
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
+    // Secrets are never logged, whatever a log call passes in (K2, src/logging.ts).
     logger:
       deps.logger === false
         ? false
-        : {
-            level: config.logLevel,
-            // Secrets are never logged, whatever a future log call passes in.
-            redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.key', '*.apiKey'],
-          },
+        : loggerOptions(config.logLevel, typeof deps.logger === 'object' ? deps.logger : process.stdout),
     genReqId: () => crypto.randomUUID(),
-    trustProxy: config.trustProxy,
+    trustProxy: config.trustProxy === false ? false : [...config.trustProxy],
     // A slow or stalled client cannot hold a connection for long.
     requestTimeout: 60_000,
     connectionTimeout: 65_000,

@@ -1,5 +1,11 @@
 // The only reader of the environment (STYLE: "Configuration is read once").
 import path from 'node:path';
+import { ConfigError } from './config/config-error.js';
+import { parseTrustProxy, type TrustedProxies } from './config/trust-proxy.js';
+import { secretKeyOf } from './config/secret-key.js';
+
+export { ConfigError } from './config/config-error.js';
+export type { TrustedProxies } from './config/trust-proxy.js';
 
 export interface Config {
   readonly port: number;
@@ -16,13 +22,18 @@ export interface Config {
   readonly statementTimeoutMs: number;
   readonly logLevel: string;
   /**
-   * Behind a reverse proxy: trust its X-Forwarded-For/-Proto (client address for R2, HTTPS for
-   * Secure cookies). Only enable behind a proxy that sets these headers itself.
+   * The reverse proxies whose X-Forwarded-For/-Proto entries are believed (client address for R2
+   * and the login limit, HTTPS for Secure cookies): false (none), their addresses/CIDRs, or a hop
+   * count. Never "everyone" (issue 7, finding 8).
    */
-  readonly trustProxy: boolean;
+  readonly trustProxy: TrustedProxies;
+  /**
+   * SECRET_KEY (32 bytes or more): keys the customer hashes (U1). Read from the environment, or on
+   * the embedded default from DATA_DIR/secret.key, created on first use. Not enumerable, so that
+   * printing or logging the configuration never shows it.
+   */
+  readonly secretKey: Buffer;
 }
-
-export class ConfigError extends Error {}
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number, max = 1_000_000_000): number {
   const raw = env[name];
@@ -50,11 +61,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError('REDIS_URL doit commencer par redis:// ou rediss://');
   }
-  return Object.freeze({
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const secretKey = secretKeyOf(env.SECRET_KEY, databaseUrl === undefined ? dataDir : undefined);
+  const config = {
     port: positiveInt(env, 'PORT', 3000, 65535),
     host: env.HOST || '127.0.0.1',
     databaseUrl,
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir,
     redisUrl,
     rateLimitMax: positiveInt(env, 'RATE_LIMIT_MAX', 120),
     rateLimitWindowS: positiveInt(env, 'RATE_LIMIT_WINDOW_S', 60, 86_400),
@@ -62,6 +75,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demo: flag(env, 'DEMO', false),
     statementTimeoutMs: positiveInt(env, 'STATEMENT_TIMEOUT_MS', 30_000),
     logLevel: env.LOG_LEVEL || 'info',
-    trustProxy: flag(env, 'TRUST_PROXY', false),
-  });
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+  };
+  Object.defineProperty(config, 'secretKey', { get: secretKey, enumerable: false });
+  return Object.freeze(config as Omit<Config, 'secretKey'> as Config);
 }

@@ -22,7 +22,9 @@ export async function serve(config: Config): Promise<void> {
   }
   const server = app;
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-  if (demo) printDemo(demo, baseUrl, process.stdout);
+  // The demo key and password go to the terminal (stderr), never into the JSON log stream on
+  // stdout that a log collector keeps (issue 7, finding 9).
+  if (demo) printDemo(demo, baseUrl, process.stderr);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

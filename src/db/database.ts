@@ -23,6 +23,8 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly engine: 'embedded' | 'postgres';
+  /** SECRET_KEY, which keys the customer hashes stored in this database (U1). */
+  readonly secretKey: Buffer;
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -70,6 +72,7 @@ class PoolDatabase implements Database {
     readonly engine: 'embedded' | 'postgres',
     private readonly pool: pg.Pool,
     private readonly host: EmbeddedHost | undefined,
+    readonly secretKey: Buffer,
   ) {}
 
   async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
@@ -135,7 +138,12 @@ async function openEmbedded(config: Config, options: OpenOptions): Promise<Datab
     if (other && options.role === 'cli') {
       // The host may still be starting PGlite; if it dies instead, try to host it ourselves.
       if (!(await waitForSocket(config.dataDir, other))) continue;
-      return new PoolDatabase('embedded', embeddedPool(other.socketDir, options.poolSize ?? 2), undefined);
+      return new PoolDatabase(
+        'embedded',
+        embeddedPool(other.socketDir, options.poolSize ?? 2),
+        undefined,
+        config.secretKey,
+      );
     }
     if (other?.role === 'server') {
       throw new Error(`Le dossier ${config.dataDir} est déjà servi par le processus ${other.pid}`);
@@ -145,7 +153,12 @@ async function openEmbedded(config: Config, options: OpenOptions): Promise<Datab
       throw new Error(`Le dossier ${config.dataDir} reste occupé par le processus ${other?.pid}`);
     await new Promise((r) => setTimeout(r, 250));
   }
-  return new PoolDatabase('embedded', embeddedPool(host.socketDir, options.poolSize ?? 4), host);
+  return new PoolDatabase(
+    'embedded',
+    embeddedPool(host.socketDir, options.poolSize ?? 4),
+    host,
+    config.secretKey,
+  );
 }
 
 function embeddedPool(socketDir: string, max: number): pg.Pool {
@@ -159,5 +172,5 @@ export async function openDatabase(config: Config, options: OpenOptions): Promis
     max: options.poolSize ?? 10,
     statement_timeout: config.statementTimeoutMs,
   });
-  return new PoolDatabase('postgres', pool, undefined);
+  return new PoolDatabase('postgres', pool, undefined, config.secretKey);
 }

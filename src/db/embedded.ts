@@ -7,6 +7,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
+import { makePrivate } from './private-files.js';
 
 export type HostRole = 'server' | 'cli';
 
@@ -111,6 +112,7 @@ function startWorker(dataDir: string, socketPath: string): Promise<Worker> {
  */
 export async function startHost(dataDir: string, role: HostRole): Promise<EmbeddedHost | undefined> {
   const socketDir = socketDirFor(dataDir);
+  makePrivate(dataDir); // finding 12: before the lock file and PGlite's files are written
   if (!tryLock(dataDir, { pid: process.pid, role, socketDir })) return undefined;
   const release = (): void => fs.rmSync(path.join(dataDir, LOCK_FILE), { force: true });
   let worker: Worker;

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './database.js';
+import { rehashCustomers } from './rehash-customers.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const LOCK_ID = 7_351_902;
@@ -47,5 +48,7 @@ export async function migrate(db: Database, migrations = readMigrations()): Prom
     });
     if (done) applied.push(migration.version);
   }
+  // 004 needs SECRET_KEY, which SQL does not have: its rows are rehashed here (resumable).
+  if (migrations.some((m) => m.version === 4)) await rehashCustomers(db, LOCK_ID);
   return applied;
 }

@@ -41,6 +41,7 @@ export async function seedDemo(db: Database, log: (line: string) => void): Promi
   return { created: true, slug: org.slug, apiKey: key, email: DEMO_EMAIL, password, orders: result.imported };
 }
 
+/** Writes the demo's access to out: the terminal (stderr), never the JSON logs (finding 9). */
 export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): void {
   const lines = [``, `Sales Metrics écoute sur ${baseUrl}`];
   if (demo.created && demo.apiKey) {

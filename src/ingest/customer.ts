@@ -1,8 +1,13 @@
 // U1: an order's customer is its email trimmed and lower-cased, when the email is usable;
 // otherwise the order is anonymous (null). Customers span all stores of an organization.
+// Only a keyed hash of that identity is ever stored (issue 7, "Personal data"): the figures only
+// need to know whether two orders share a customer, never who the customer is.
+import { customerHash } from '../db/customer-hash.js';
 
-/** The U1 customer identity of an email, or null for an anonymous order. */
-export function customerIdentity(email: unknown): string | null {
+export { customerHash, customerKeyOf } from '../db/customer-hash.js';
+
+/** The U1 identity of an email (trimmed, lower-cased), or null when the email is unusable. */
+export function normalizedEmail(email: unknown): string | null {
   if (typeof email !== 'string') return null;
   const candidate = email.trim().toLowerCase();
   // "No spaces": any whitespace left after trimming (tabs, non-breaking spaces…) makes it unusable.
@@ -12,4 +17,10 @@ export function customerIdentity(email: unknown): string | null {
   const [local, domain] = parts as [string, string];
   if (local === '' || !domain.includes('.')) return null;
   return candidate;
+}
+
+/** The stored U1 customer of an email: the keyed hash of its identity, or null for an anonymous order. */
+export function customerIdentity(email: unknown, customerKey: Buffer): string | null {
+  const normalized = normalizedEmail(email);
+  return normalized === null ? null : customerHash(customerKey, normalized);
 }

@@ -17,6 +17,7 @@ import {
   type OrderFormat,
   type ReadEntry,
 } from './read-orders.js';
+import { customerKeyOf } from './customer.js';
 import { validateOrder, type OrderRecord } from './validate-order.js';
 
 export interface LineError {
@@ -53,7 +54,6 @@ const STAGED: [string, string, (order: OrderRecord) => unknown][] = [
   ['created_at', 'timestamptz', (o) => o.createdAt],
   ['status', 'text', (o) => o.status],
   ['billing_country', 'text', (o) => o.billingCountry],
-  ['customer_email', 'text', (o) => o.customerEmail],
   ['customer', 'text', (o) => o.customer],
   ['items', 'int', (o) => o.items],
   ['total', 'numeric', (o) => o.total],
@@ -210,6 +210,7 @@ async function importEntries(
   // A killed import leaves its staged rows behind; a day later no import can still be running.
   await db.query(DISCARD_ABANDONED, [organizationId]);
   const importId = crypto.randomUUID();
+  const customerKey = customerKeyOf(db.secretKey); // U1: only the hash is staged, never the email
   const staging = new StagingBuffer(db, organizationId, importId);
   const progress = progressReporter(options.onProgress);
   const errors: LineError[] = [];
@@ -220,7 +221,9 @@ async function importEntries(
     for await (const entry of entries) {
       progress(++lines);
       const validation =
-        'error' in entry ? { ok: false as const, errors: [entry.error] } : validateOrder(entry.record);
+        'error' in entry
+          ? { ok: false as const, errors: [entry.error] }
+          : validateOrder(entry.record, customerKey);
       if (!validation.ok) {
         rejected++;
         for (const error of validation.errors) errors.push({ line: entry.line, ...error });

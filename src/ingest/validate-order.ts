@@ -16,7 +16,7 @@ export interface OrderRecord {
   createdAt: string;
   status: string;
   billingCountry: string | null;
-  customerEmail: string | null;
+  /** U1: the keyed hash of the customer's email (the email itself is never kept), or null. */
   customer: string | null;
   items: number;
   /** Amounts are exact decimal strings with two decimals ("12.30"), never binary floats. */
@@ -142,9 +142,11 @@ function billingCountryOf(value: unknown, fail: Fail): string | null | undefined
   return fail(`pays invalide « ${shown(value)} » : code ISO 3166-1 à deux lettres attendu`);
 }
 
-// Kept as sent; its U1 identity is derived from it.
-function customerEmailOf(value: unknown, fail: Fail): string | null | undefined {
-  return isMissing(value) ? null : requiredText(value, fail);
+// Checked as text, then only its U1 hash is kept: the email goes no further than this function.
+function customerOf(value: unknown, fail: Fail, customerKey: Buffer): string | null | undefined {
+  if (isMissing(value)) return null;
+  const email = requiredText(value, fail);
+  return email === undefined ? undefined : customerIdentity(email, customerKey);
 }
 
 function itemsOf(value: unknown, fail: Fail): number | undefined {
@@ -162,8 +164,14 @@ function optionalAmount(value: unknown, fail: Fail): string | undefined {
   return isMissing(value) ? '0.00' : requiredAmount(value, fail);
 }
 
-/** Validates one raw record; unknown fields are ignored, every faulty field is reported (I1). */
-export function validateOrder(record: Readonly<Record<string, unknown>>): OrderValidation {
+/**
+ * Validates one raw record; unknown fields are ignored, every faulty field is reported (I1).
+ * customerKey (customerKeyOf(SECRET_KEY)) keys the customer hash (U1).
+ */
+export function validateOrder(
+  record: Readonly<Record<string, unknown>>,
+  customerKey: Buffer,
+): OrderValidation {
   const errors: FieldError[] = [];
   const check = <T>(field: string, parse: (value: unknown, fail: Fail) => T): T =>
     parse(Object.hasOwn(record, field) ? record[field] : undefined, (message) => {
@@ -178,8 +186,7 @@ export function validateOrder(record: Readonly<Record<string, unknown>>): OrderV
     // The status is kept exactly as sent (dimension `status`), only checked to be non-blank.
     status: check('status', requiredText),
     billingCountry: check('billing_country', billingCountryOf),
-    customerEmail: check('customer_email', customerEmailOf),
-    customer: null as string | null,
+    customer: check('customer_email', (value, fail) => customerOf(value, fail, customerKey)),
     items: check('items', itemsOf),
     total: check('total', requiredAmount),
     taxTotal: check('tax_total', optionalAmount),
@@ -189,7 +196,6 @@ export function validateOrder(record: Readonly<Record<string, unknown>>): OrderV
     refundTax: check('refund_tax', optionalAmount),
     refundShipping: check('refund_shipping', optionalAmount),
   };
-  order.customer = customerIdentity(order.customerEmail);
   // The refunded tax and shipping are parts of the refund: compared exactly, in integer cents.
   const { refundTotal, refundTax, refundShipping } = order;
   if (refundTotal !== undefined && refundTax !== undefined && refundShipping !== undefined) {

@@ -11,6 +11,9 @@ import { migrate } from '../../src/db/migrate.js';
 
 export const engine = (process.env.TEST_ENGINE ?? 'embedded') as 'embedded' | 'postgres';
 
+/** SECRET_KEY of the tests on a PostgreSQL server, where it is required (the embedded one makes its own). */
+export const TEST_SECRET_KEY = '5c0e9a7b3d1f2e4a6b8c0d2e4f6a8b0c1d3e5f7a9b2c4d6e8f0a1b3c5d7e9f2a';
+
 export interface TestDatabase {
   config: Config;
   db: Database;
@@ -38,7 +41,7 @@ export async function freshConfig(
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
-    config: loadConfig({ DATABASE_URL: url.toString(), ...env }),
+    config: loadConfig({ DATABASE_URL: url.toString(), SECRET_KEY: TEST_SECRET_KEY, ...env }),
     drop: async () => {
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();

@@ -88,7 +88,7 @@ export async function startServerOnFreshDatabase(): Promise<FreshServer> {
   const { freshConfig } = await import('./database.js');
   const fresh = await freshConfig();
   const env: Record<string, string> = fresh.config.databaseUrl
-    ? { DATABASE_URL: fresh.config.databaseUrl }
+    ? { DATABASE_URL: fresh.config.databaseUrl, SECRET_KEY: fresh.config.secretKey.toString('hex') }
     : { DATA_DIR: fresh.config.dataDir };
   const server = await startServer(env);
   return {

@@ -10,6 +10,7 @@ import { mintKey } from '../../src/auth/keys.js';
 import { setSubscription } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { addDays, todayUtc } from '../../src/query/dates.js';
+import { TEST_SECRET_KEY } from '../helpers/database.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const ORDER = {
@@ -208,8 +209,9 @@ describe('authentication and keys', () => {
 
 describe('behind a reverse proxy', () => {
   test('TRUST_PROXY: HTTPS seen through X-Forwarded-Proto makes the session cookie Secure; off by default', async () => {
+    // app.inject comes from 127.0.0.1: the proxy named in TRUST_PROXY (finding 8).
     for (const [trust, secure] of [
-      ['1', true],
+      ['127.0.0.1', true],
       ['0', false],
     ] as const) {
       const service = await startTestService({ TRUST_PROXY: trust });
@@ -228,7 +230,7 @@ describe('behind a reverse proxy', () => {
           payload: new URLSearchParams({
             _csrf: token,
             organization: 'Proxy',
-            email: `p${trust}@proxy.example`,
+            email: `p${secure ? 1 : 0}@proxy.example`,
             password: 'long enough password',
           }).toString(),
         });
@@ -316,7 +318,10 @@ describe('failed authentications in parallel', () => {
 
 describe('database unavailable', () => {
   test('E2: with the database unreachable the API answers 503 JSON with Retry-After and keeps running', async () => {
-    const config = loadConfig({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      SECRET_KEY: TEST_SECRET_KEY,
+    });
     const db = await openDatabase(config, { role: 'server' });
     const app = await buildApp(config, { db, logger: false });
     try {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
-import { engine } from '../helpers/database.js';
+import { engine, TEST_SECRET_KEY } from '../helpers/database.js';
 import { runCli, startServer, type ServerProcess } from '../helpers/processes.js';
 import { redisAvailable, startRedis, type TestRedis } from '../helpers/redis.js';
 
@@ -50,7 +50,13 @@ describe(
       assert.ok(started, 'PostgreSQL server binaries are installed');
       postgres = started;
       redis = await startRedis();
-      env = { DATABASE_URL: postgres.url, REDIS_URL: redis.url, RATE_LIMIT_MAX: '9', LOG_LEVEL: 'info' };
+      env = {
+        DATABASE_URL: postgres.url,
+        SECRET_KEY: TEST_SECRET_KEY,
+        REDIS_URL: redis.url,
+        RATE_LIMIT_MAX: '9',
+        LOG_LEVEL: 'info',
+      };
       await cli('migrate');
       assert.equal((await cli('org', 'create', '--name', 'Multi')).slug, 'multi');
       await cli('subscription', 'set', '--org', 'multi', '--state', 'active');

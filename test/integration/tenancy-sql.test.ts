@@ -21,6 +21,7 @@ test('tenancy: every statement emitted by imports, settings, keys and reports fi
   const statements: string[] = [];
   const recording: Database = {
     engine: db.engine,
+    secretKey: db.secretKey,
     close: () => db.close(),
     query: (sql, params) => (statements.push(sql), db.query(sql, params)),
     transaction: (work) =>

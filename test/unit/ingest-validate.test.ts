@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { customerIdentity } from '../../src/ingest/customer.js';
+import crypto from 'node:crypto';
+import { customerHash, customerIdentity, customerKeyOf, normalizedEmail } from '../../src/ingest/customer.js';
 import { isValidStoreAddress, normalizeStoreAddress } from '../../src/ingest/store-address.js';
 import {
   isIsoInstant,
@@ -18,21 +19,33 @@ const valid = {
   total: '120.00',
 };
 
+const KEY = customerKeyOf(
+  Buffer.from('7f3a9c0e5b1d2f4a6c8e0b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a', 'hex'),
+);
+const hashOf = (normalized: string): string =>
+  crypto.createHmac('sha256', KEY).update(normalized).digest('hex');
+
 function accepted(record: Record<string, unknown>): OrderRecord {
-  const result = validateOrder(record);
+  const result = validateOrder(record, KEY);
   assert.ok(result.ok, JSON.stringify(result));
   return result.order;
 }
 
 function faultyFields(record: Record<string, unknown>): string[] {
-  const result = validateOrder(record);
+  const result = validateOrder(record, KEY);
   assert.ok(!result.ok, 'expected the line to be refused');
   return result.errors.map((e) => e.field);
 }
 
-test('U1: a usable email is trimmed and lower-cased into the customer', () => {
-  assert.equal(customerIdentity('  Alice@Example.FR '), 'alice@example.fr');
-  assert.equal(customerIdentity('a.b+tag@sub.example.co.uk'), 'a.b+tag@sub.example.co.uk');
+test('U1: a usable email is trimmed and lower-cased into the customer, kept only as its keyed hash', () => {
+  assert.equal(normalizedEmail('  Alice@Example.FR '), 'alice@example.fr');
+  assert.equal(normalizedEmail('a.b+tag@sub.example.co.uk'), 'a.b+tag@sub.example.co.uk');
+  assert.equal(customerIdentity('  Alice@Example.FR ', KEY), hashOf('alice@example.fr'));
+  assert.equal(customerIdentity('ALICE@example.fr', KEY), customerHash(KEY, 'alice@example.fr'));
+  assert.match(customerIdentity('alice@example.fr', KEY) ?? '', /^[0-9a-f]{64}$/);
+  // Another SECRET_KEY gives other hashes: without the key, the hash cannot be tested.
+  const other = customerKeyOf(crypto.randomBytes(32));
+  assert.notEqual(customerIdentity('alice@example.fr', other), customerIdentity('alice@example.fr', KEY));
 });
 
 test('U1: an unusable email makes the order anonymous', () => {
@@ -50,17 +63,17 @@ test('U1: an unusable email makes the order anonymous', () => {
     'alice@exa\tmple.fr',
     'alice@example.fr\u00a0x',
   ]) {
-    assert.equal(customerIdentity(email), null, String(email));
+    assert.equal(customerIdentity(email, KEY), null, String(email));
   }
 });
 
-test('U1: the validated order carries the email as sent and its customer identity', () => {
+test('U1: the validated order carries only the hash of its customer, never the email', () => {
   const order = accepted({ ...valid, customer_email: ' Bob@Example.be ' });
-  assert.equal(order.customerEmail, ' Bob@Example.be ');
-  assert.equal(order.customer, 'bob@example.be');
-  const anonymous = accepted({ ...valid, customer_email: 'not an email' });
-  assert.deepEqual([anonymous.customerEmail, anonymous.customer], ['not an email', null]);
-  assert.equal(accepted({ ...valid, customer_email: '' }).customerEmail, null);
+  assert.equal(order.customer, hashOf('bob@example.be'));
+  assert.ok(!JSON.stringify(order).toLowerCase().includes('example.be'));
+  assert.equal(accepted({ ...valid, customer_email: 'not an email' }).customer, null);
+  assert.equal(accepted({ ...valid, customer_email: '' }).customer, null);
+  assert.deepEqual(faultyFields({ ...valid, customer_email: 42 }), ['customer_email']);
 });
 
 test('store addresses have no trailing slash; only http(s) URLs with a host can be added', () => {
@@ -148,7 +161,7 @@ test('amounts: 3 decimals, negative, too large, not a number → refused', () =>
   ]) {
     assert.equal(parseAmount(bad), undefined, JSON.stringify(bad));
   }
-  const result = validateOrder({ ...valid, total: '1.234' });
+  const result = validateOrder({ ...valid, total: '1.234' }, KEY);
   assert.deepEqual(!result.ok && result.errors, [
     {
       field: 'total',
@@ -228,17 +241,20 @@ test('text fields refuse the NUL character, which the database cannot store', ()
 });
 
 test('I1: every faulty field of a line is reported, in field order, and unknown fields are ignored', () => {
-  const result = validateOrder({
-    store: '/',
-    created_at: '2026-02-30T10:00:00Z',
-    status: '',
-    billing_country: 'FRA',
-    customer_email: 7,
-    items: -1,
-    tax_total: '1.234',
-    refund_total: -5,
-    whatever: 'ignored',
-  });
+  const result = validateOrder(
+    {
+      store: '/',
+      created_at: '2026-02-30T10:00:00Z',
+      status: '',
+      billing_country: 'FRA',
+      customer_email: 7,
+      items: -1,
+      tax_total: '1.234',
+      refund_total: -5,
+      whatever: 'ignored',
+    },
+    KEY,
+  );
   assert.ok(!result.ok);
   assert.deepEqual(
     result.errors.map((e) => e.field),
@@ -259,14 +275,17 @@ test('I1: every faulty field of a line is reported, in field order, and unknown 
 });
 
 test('T1: digits past the microsecond are dropped, so an instant never rounds into the next day', () => {
-  const result = validateOrder({
-    store: 'https://s.example',
-    id: '1',
-    created_at: '2026-03-01T23:59:59.9999995Z',
-    status: 'completed',
-    items: 1,
-    total: '1.00',
-  });
+  const result = validateOrder(
+    {
+      store: 'https://s.example',
+      id: '1',
+      created_at: '2026-03-01T23:59:59.9999995Z',
+      status: 'completed',
+      items: 1,
+      total: '1.00',
+    },
+    KEY,
+  );
   assert.ok(result.ok);
   assert.equal(result.order.createdAt, '2026-03-01T23:59:59.999999Z');
 });

@@ -1,0 +1,29 @@
+// The embedded database's files are the owner's alone (issue 7, finding 12): PGlite writes its
+// files with mode 0666 and the folder was 0755, so any local user could read the orders, or edit
+// pg_hba.conf. One process-wide umask covers every file PGlite creates, now and later (new tables,
+// WAL segments); a pass over an existing DATA_DIR repairs what an earlier version left open.
+import fs from 'node:fs';
+import path from 'node:path';
+
+const OWNER_ONLY = 0o077;
+
+/** Sets the umask to 077 and makes dir and everything under it unreadable to group and others. */
+export function makePrivate(dir: string): void {
+  // Per process, not per thread: PGlite's worker thread inherits it. Every file this process
+  // creates afterwards (upload files of the web import too) is private as well.
+  process.umask(OWNER_ONLY);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  restrict(dir);
+}
+
+function restrict(entry: string): void {
+  try {
+    const stat = fs.lstatSync(entry);
+    if (stat.isSymbolicLink()) return; // chmod would change the target, which may be anywhere
+    if ((stat.mode & OWNER_ONLY) !== 0) fs.chmodSync(entry, stat.mode & 0o700);
+    if (stat.isDirectory()) for (const name of fs.readdirSync(entry)) restrict(path.join(entry, name));
+  } catch (error) {
+    // Removed meanwhile: a running host renames WAL segments, a stopping one removes its lock.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}

@@ -1,0 +1,63 @@
+// Log options of the server (issue 7, finding 9; K2: a key is never logged). Redaction happens on
+// every finished log line, not at each call site: whatever a key, a session token or a credential
+// came through (query string, header, error message, any field of any log call), it is masked
+// before the line is written.
+import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+
+/** Where JSON log lines go (stdout by default; tests capture them). */
+export interface LogDestination {
+  write(line: string): unknown;
+}
+
+export const MASK = '[masqué]';
+
+const SECRETS: [RegExp, string][] = [
+  // K1 key format: smk_ and 38 base62 characters (the 12-character display prefix is not secret).
+  [/smk_[0-9A-Za-z]{38}/g, `smk_${MASK}`],
+  // Credentials of an Authorization header or a URL, session and CSRF cookies, whatever the field.
+  [/\b(Bearer|Basic)(\s+)[^\s"'\\,;]+/gi, `$1$2${MASK}`],
+  [/\b(sm_session|_csrf)=[^\s"'\\;,&]+/g, `$1=${MASK}`],
+  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*):[^\s/@"']*@/gi, `$1:${MASK}@`],
+];
+
+/** The line with every secret it contains masked. */
+export function redactSecrets(line: string): string {
+  let redacted = line;
+  for (const [pattern, replacement] of SECRETS) redacted = redacted.replace(pattern, replacement);
+  return redacted;
+}
+
+/** A destination that masks secrets in each line before passing it on. */
+export function redactingDestination(target: LogDestination): LogDestination {
+  return { write: (line: string) => target.write(redactSecrets(line)) };
+}
+
+/** Request logs name the path only: a query string may carry anything a client put there. */
+function requestSummary(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: request.url.split('?')[0],
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
+export function loggerOptions(level: string, destination: LogDestination): FastifyServerOptions['logger'] {
+  return {
+    level,
+    // Belt and braces: these fields are masked even before the line is written.
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        '*.password',
+        '*.key',
+        '*.apiKey',
+        '*.token',
+      ],
+      censor: MASK,
+    },
+    serializers: { req: requestSummary },
+    stream: redactingDestination(destination),
+  };
+}
