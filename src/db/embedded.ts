@@ -7,7 +7,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { makePrivate } from './private-files.js';
+import { keepPrivate, makePrivate } from './private-files.js';
 
 export type HostRole = 'server' | 'cli';
 
@@ -124,6 +124,7 @@ export async function startHost(dataDir: string, role: HostRole): Promise<Embedd
     throw error;
   }
   process.once('exit', release);
+  const stopKeepingPrivate = keepPrivate(dataDir);
   let closing: Promise<void> | undefined;
   // Without its database worker the process can only answer 503: stop, so that a supervisor
   // restarts it (the data is on disk).
@@ -146,6 +147,7 @@ export async function startHost(dataDir: string, role: HostRole): Promise<Embedd
         });
         worker.postMessage({ type: 'close' });
       }).finally(() => {
+        stopKeepingPrivate();
         release();
         process.removeListener('exit', release);
       });

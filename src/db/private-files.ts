@@ -16,6 +16,19 @@ export function makePrivate(dir: string): void {
   restrict(dir);
 }
 
+/**
+ * PGlite's file system layer creates files with an explicit mode 0666 that the umask does not
+ * always reach: pass over the tree again once it has written its files, and now and then while
+ * it runs (new tables, WAL segments). The folder itself is 0700, so in between no other user can
+ * reach them anyway.
+ */
+export function keepPrivate(dir: string, everyMs = 60_000): () => void {
+  restrict(dir);
+  const timer = setInterval(() => restrict(dir), everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 function restrict(entry: string): void {
   try {
     const stat = fs.lstatSync(entry);

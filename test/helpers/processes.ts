@@ -39,6 +39,8 @@ export async function freePort(): Promise<number> {
 export interface ServerProcess {
   baseUrl: string;
   output(): string;
+  /** Standard output alone: the JSON log lines (the demo banner goes to stderr). */
+  stdout(): string;
   stop(): Promise<number | null>;
 }
 
@@ -50,7 +52,8 @@ export async function startServer(env: Record<string, string>, timeoutMs = 120_0
     cwd: ROOT,
   });
   let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => ((output += d.toString()), (stdout += d.toString())));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const baseUrl = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -68,6 +71,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 120_0
   return {
     baseUrl,
     output: () => output,
+    stdout: () => stdout,
     async stop() {
       child.kill('SIGTERM');
       return exited;
