@@ -1,7 +1,7 @@
 // The web application in a real browser (Debian's Chromium via playwright-core), against the
 // real server and database: sign up → key → API → revoke → 401; settings → report and API
 // change together; the Revenue report equals the API; CSRF and cross-organization checks.
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import { findOrganization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { addUserToOrganization } from '../../src/domain/users.js';
 import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
-import { engine } from '../helpers/database.js';
+import { describeOn } from '../helpers/database.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const ORDERS = [
@@ -59,306 +59,297 @@ const ORDERS = [
 ];
 const PERIOD = 'from=2026-03-01&to=2026-03-31';
 
-describe(
-  'web application in Chromium',
-  { skip: engine !== 'embedded' && 'embedded run only (the pages are engine-independent)' },
-  () => {
-    let service: TestService;
-    let browser: Browser;
-    let page: Page;
-    let shot = 0;
-    const screenshot = async (name: string) => {
-      fs.mkdirSync(SCREENSHOTS, { recursive: true });
-      await page.screenshot({
-        path: path.join(SCREENSHOTS, `${String(++shot).padStart(2, '0')}-${name}.png`),
-        fullPage: true,
-      });
+describeOn('embedded', 'web application in Chromium', () => {
+  let service: TestService;
+  let browser: Browser;
+  let page: Page;
+  let shot = 0;
+  const screenshot = async (name: string) => {
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({
+      path: path.join(SCREENSHOTS, `${String(++shot).padStart(2, '0')}-${name}.png`),
+      fullPage: true,
+    });
+  };
+  const api = async (key: string, query: string) => {
+    const response = await fetch(`${service.baseUrl}/api/reports/tabular?${query}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    return { status: response.status, body: (await response.json()) as { rows: Record<string, number>[] } };
+  };
+
+  before(async () => {
+    assert.ok(chromiumAvailable(), 'Debian chromium is installed');
+    service = await startTestService();
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  });
+  after(async () => {
+    await browser?.close();
+    await service?.cleanup();
+  });
+
+  test('sign up, create a key, call the API with it, revoke it: the next call gets 401', async () => {
+    await page.goto(`${service.baseUrl}/signup`);
+    await screenshot('signup');
+    await page.getByLabel('Nom de l’organisation').fill('Atelier Navigateur');
+    await page.getByLabel('Adresse e-mail').fill('owner@atelier.example');
+    await page.getByLabel(/Mot de passe/).fill('correct horse battery');
+    await page.getByRole('button', { name: 'Créer le compte' }).click();
+    await page.waitForURL(/\/settings\/api-keys/);
+    const org = await findOrganization(service.db, 'atelier-navigateur');
+    await importOrderRecords(service.db, org.id, ORDERS);
+
+    await page.getByRole('link', { name: 'Créer une clé' }).click();
+    await page.getByLabel('Nom de la clé').fill('Tableur');
+    await screenshot('create-key');
+    await page.getByRole('button', { name: 'Confirmer' }).click();
+    const key = (await page.locator('#new-key-value').textContent())?.trim() ?? '';
+    assert.match(key, /^smk_[0-9A-Za-z]{38}$/);
+    assert.ok(await page.getByText('elle ne sera plus jamais affichée').isVisible());
+    await screenshot('key-created');
+    assert.equal((await api(key, PERIOD)).status, 400, 'a 400 (no metric) proves the key was accepted');
+    assert.equal((await api(key, `metrics=orders&${PERIOD}`)).status, 200);
+
+    await page.getByRole('link', { name: 'J’ai copié la clé, fermer' }).click();
+    assert.equal(await page.locator('#new-key-value').count(), 0, 'closing leaves only the prefix');
+    const row = page.locator(`tr[data-prefix="${key.slice(0, 12)}"]`);
+    assert.equal(await row.locator('td').first().textContent(), 'Tableur');
+    await row.getByRole('link', { name: 'Révoquer' }).click();
+    await screenshot('revoke-confirm');
+    await row.getByRole('button', { name: 'Révoquer la clé' }).click();
+    await page.waitForURL(/revoked=/);
+    assert.equal(
+      (await api(key, `metrics=orders&${PERIOD}`)).status,
+      401,
+      'K4: refused on the very next request',
+    );
+  });
+
+  test('the Revenue report equals the API; a settings change moves both', async () => {
+    const org = await findOrganization(service.db, 'atelier-navigateur');
+    const { key } = await createApiKey(service.db, org.id, 'comparaison');
+    const totalsFromPage = async () => {
+      await page.goto(`${service.baseUrl}/reports/revenue?${PERIOD}`);
+      const cells = await page.locator('#revenue-totals td').allTextContents();
+      const number = (text: string | undefined) =>
+        Number((text ?? '').replace(/[^\d,-]/g, '').replace(',', '.'));
+      return {
+        orders: number(cells[0]),
+        gross: number(cells[1]),
+        taxes: number(cells[3]),
+        shipping: number(cells[4]),
+        net: number(cells[6]),
+      };
     };
-    const api = async (key: string, query: string) => {
-      const response = await fetch(`${service.baseUrl}/api/reports/tabular?${query}`, {
-        headers: { authorization: `Bearer ${key}` },
-      });
-      return { status: response.status, body: (await response.json()) as { rows: Record<string, number>[] } };
+    const totalsFromApi = async () => {
+      const { body } = await api(key, `metrics=orders,gross_sales,taxes,shipping,net_revenue&${PERIOD}`);
+      const r = body.rows[0] ?? {};
+      return {
+        orders: r.orders,
+        gross: r.gross_sales,
+        taxes: r.taxes,
+        shipping: r.shipping,
+        net: r.net_revenue,
+      };
     };
+    const before = await totalsFromPage();
+    await screenshot('revenue');
+    assert.deepEqual(before, await totalsFromApi());
+    // completed 120 + 60.50 and refunded 30 count, on-hold 10.01 too: net = 95 + 50.42 + 0 + 10.01
+    assert.deepEqual(before, { orders: 4, gross: 220.51, taxes: 35.08, shipping: 5, net: 155.43 });
 
-    before(async () => {
-      assert.ok(chromiumAvailable(), 'Debian chromium is installed');
-      service = await startTestService();
-      browser = await launchBrowser();
-      page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${service.baseUrl}/settings/report`);
+    await page.getByLabel('on-hold').check();
+    await page.getByLabel('Frais (paiement, commissions)').check();
+    await screenshot('report-settings');
+    await page.getByRole('button', { name: 'Enregistrer' }).click();
+    await page.waitForURL(/saved=1/);
+    const after = await totalsFromPage();
+    assert.deepEqual(after, { orders: 3, gross: 210.5, taxes: 35.08, shipping: 5, net: 143.92 }); // − 10.01 − 1.50
+    assert.deepEqual(after, await totalsFromApi());
+
+    const csv = await (await page.request.get(`${service.baseUrl}/reports/revenue.csv?${PERIOD}`)).text();
+    assert.match(csv, /^date,orders,gross_sales,refunds,taxes,shipping,fees,net_revenue\r\n/);
+    assert.match(csv, /\r\ntotal,3,210\.50,30\.00,35\.08,5\.00,1\.50,143\.92\r\n$/);
+  });
+
+  test('CSRF: a form posted without its token is refused; another organization’s key cannot be revoked', async () => {
+    const response = await page.request.post(`${service.baseUrl}/settings/api-keys`, {
+      form: { name: 'sans jeton' },
     });
-    after(async () => {
-      await browser?.close();
-      await service?.cleanup();
+    assert.equal(response.status(), 403);
+    const other = await service.addOrganization('Autre', []);
+    await page.goto(`${service.baseUrl}/settings/api-keys`);
+    const token = await page.locator('input[name=_csrf]').first().inputValue();
+    const attempt = await page.request.post(`${service.baseUrl}/settings/api-keys/revoke`, {
+      form: { _csrf: token, prefix: other.key.slice(0, 12) },
     });
+    assert.equal(attempt.status(), 404);
+    assert.equal(
+      (await api(other.key, 'metrics=orders')).status,
+      200,
+      'the other organization’s key still works',
+    );
+  });
 
-    test('sign up, create a key, call the API with it, revoke it: the next call gets 401', async () => {
-      await page.goto(`${service.baseUrl}/signup`);
-      await screenshot('signup');
-      await page.getByLabel('Nom de l’organisation').fill('Atelier Navigateur');
-      await page.getByLabel('Adresse e-mail').fill('owner@atelier.example');
-      await page.getByLabel(/Mot de passe/).fill('correct horse battery');
-      await page.getByRole('button', { name: 'Créer le compte' }).click();
-      await page.waitForURL(/\/settings\/api-keys/);
-      const org = await findOrganization(service.db, 'atelier-navigateur');
-      await importOrderRecords(service.db, org.id, ORDERS);
+  test('Stores: connect a store; an invalid file is refused with its lines listed; valid lines import on request', async () => {
+    await page.goto(`${service.baseUrl}/settings/stores`);
+    await page.getByLabel('Adresse de la boutique').fill('ftp://fichiers.example');
+    await page.getByRole('button', { name: 'Connecter', exact: true }).click();
+    assert.match((await page.locator('#address-error').textContent()) ?? '', /invalide/);
+    await page.getByLabel('Adresse de la boutique').fill('https://nouvelle.example/');
+    await page.getByRole('button', { name: 'Connecter', exact: true }).click();
+    assert.ok(await page.getByRole('cell', { name: 'https://nouvelle.example', exact: true }).isVisible());
+    const lines = [
+      '{"store":"https://nouvelle.example","id":"n1","created_at":"2026-03-05T10:00:00Z","status":"completed","items":1,"total":"40.00"}',
+      '{"store":"https://nouvelle.example","id":"n2","created_at":"2026-02-30T10:00:00Z","status":"completed","items":1,"total":"5.00"}',
+    ];
+    const file = {
+      name: 'commandes.ndjson',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from(lines.join('\n')),
+    };
+    await page.getByLabel('Fichier').setInputFiles(file);
+    await page.getByRole('button', { name: 'Importer', exact: true }).click();
+    await page.locator('#import-report').waitFor();
+    assert.match(
+      (await page.locator('#import-report').textContent()) ?? '',
+      /Import refusé[\s\S]*created_at/,
+    );
+    await screenshot('import-refused');
+    const org = await findOrganization(service.db, 'atelier-navigateur');
+    const counted = async () =>
+      (
+        await service.db.query(
+          'SELECT 1 FROM orders o JOIN stores s ON s.id = o.store_id WHERE o.organization_id = $1 AND s.address = $2',
+          [org.id, 'https://nouvelle.example'],
+        )
+      ).length;
+    assert.equal(await counted(), 0, 'I1: nothing written');
+    await page.goto(`${service.baseUrl}/settings/stores`);
+    await page.getByLabel('Fichier').setInputFiles(file);
+    await page.getByLabel('Importer les lignes valides et lister les autres').check();
+    await page.getByRole('button', { name: 'Importer', exact: true }).click();
+    await page.locator('#import-report').waitFor();
+    assert.match(
+      (await page.locator('#import-report').textContent()) ?? '',
+      /1 commande\(s\) importée\(s\),\s+0 remplacée\(s\),\s+1\s+ligne\(s\)\s+refusée\(s\)/,
+    );
+    assert.equal(await counted(), 1);
+  });
 
-      await page.getByRole('link', { name: 'Créer une clé' }).click();
-      await page.getByLabel('Nom de la clé').fill('Tableur');
-      await screenshot('create-key');
-      await page.getByRole('button', { name: 'Confirmer' }).click();
-      const key = (await page.locator('#new-key-value').textContent())?.trim() ?? '';
-      assert.match(key, /^smk_[0-9A-Za-z]{38}$/);
-      assert.ok(await page.getByText('elle ne sera plus jamais affichée').isVisible());
-      await screenshot('key-created');
-      assert.equal((await api(key, PERIOD)).status, 400, 'a 400 (no metric) proves the key was accepted');
-      assert.equal((await api(key, `metrics=orders&${PERIOD}`)).status, 200);
+  test('a person in two organizations switches between them; each shows its own keys', async () => {
+    const second = await service.addOrganization('Seconde Maison', []);
+    await addUserToOrganization(service.db, second.org.id, 'owner@atelier.example', 'ignored-existing-user');
+    await page.goto(`${service.baseUrl}/settings/api-keys`);
+    assert.ok(await page.getByRole('cell', { name: 'Tableur' }).isVisible());
+    const switched = page.waitForResponse((r) => r.url().endsWith('/switch-organization'));
+    await page.getByLabel('Organisation').selectOption('seconde-maison');
+    assert.equal((await switched).status(), 303);
+    await page.goto(`${service.baseUrl}/settings/api-keys`);
+    assert.ok(
+      await page.getByRole('cell', { name: 'Seconde Maison tests' }).isVisible(),
+      'the other organization’s keys',
+    );
+    assert.equal(await page.getByRole('cell', { name: 'Tableur' }).count(), 0);
+    const back = page.waitForResponse((r) => r.url().endsWith('/switch-organization'));
+    await page.getByLabel('Organisation').selectOption('atelier-navigateur');
+    assert.equal((await back).status(), 303);
+    await page.waitForLoadState('load');
+  });
 
-      await page.getByRole('link', { name: 'J’ai copié la clé, fermer' }).click();
-      assert.equal(await page.locator('#new-key-value').count(), 0, 'closing leaves only the prefix');
-      const row = page.locator(`tr[data-prefix="${key.slice(0, 12)}"]`);
-      assert.equal(await row.locator('td').first().textContent(), 'Tableur');
-      await row.getByRole('link', { name: 'Révoquer' }).click();
-      await screenshot('revoke-confirm');
-      await row.getByRole('button', { name: 'Révoquer la clé' }).click();
-      await page.waitForURL(/revoked=/);
-      assert.equal(
-        (await api(key, `metrics=orders&${PERIOD}`)).status,
-        401,
-        'K4: refused on the very next request',
-      );
-    });
+  test('sign-up errors are shown next to the field at fault', async () => {
+    const context = await browser.newContext();
+    const other = await context.newPage();
+    await other.goto(`${service.baseUrl}/signup`);
+    await other.getByLabel('Nom de l’organisation').fill('Doublon');
+    await other.getByLabel('Adresse e-mail').fill('OWNER@atelier.example');
+    await other.getByLabel(/Mot de passe/).fill('court');
+    await other.getByRole('button', { name: 'Créer le compte' }).click();
+    assert.match((await other.locator('#email-error').textContent()) ?? '', /existe déjà/);
+    assert.match((await other.locator('#password-error').textContent()) ?? '', /caractères/);
+    assert.equal(await other.getByLabel('Adresse e-mail').getAttribute('aria-invalid'), 'true');
+    assert.equal(
+      await other.getByLabel('Nom de l’organisation').inputValue(),
+      'Doublon',
+      'what was typed is kept',
+    );
+    await context.close();
+  });
 
-    test('the Revenue report equals the API; a settings change moves both', async () => {
-      const org = await findOrganization(service.db, 'atelier-navigateur');
-      const { key } = await createApiKey(service.db, org.id, 'comparaison');
-      const totalsFromPage = async () => {
-        await page.goto(`${service.baseUrl}/reports/revenue?${PERIOD}`);
-        const cells = await page.locator('#revenue-totals td').allTextContents();
-        const number = (text: string | undefined) =>
-          Number((text ?? '').replace(/[^\d,-]/g, '').replace(',', '.'));
-        return {
-          orders: number(cells[0]),
-          gross: number(cells[1]),
-          taxes: number(cells[3]),
-          shipping: number(cells[4]),
-          net: number(cells[6]),
-        };
-      };
-      const totalsFromApi = async () => {
-        const { body } = await api(key, `metrics=orders,gross_sales,taxes,shipping,net_revenue&${PERIOD}`);
-        const r = body.rows[0] ?? {};
-        return {
-          orders: r.orders,
-          gross: r.gross_sales,
-          taxes: r.taxes,
-          shipping: r.shipping,
-          net: r.net_revenue,
-        };
-      };
-      const before = await totalsFromPage();
-      await screenshot('revenue');
-      assert.deepEqual(before, await totalsFromApi());
-      // completed 120 + 60.50 and refunded 30 count, on-hold 10.01 too: net = 95 + 50.42 + 0 + 10.01
-      assert.deepEqual(before, { orders: 4, gross: 220.51, taxes: 35.08, shipping: 5, net: 155.43 });
-
-      await page.goto(`${service.baseUrl}/settings/report`);
-      await page.getByLabel('on-hold').check();
-      await page.getByLabel('Frais (paiement, commissions)').check();
-      await screenshot('report-settings');
-      await page.getByRole('button', { name: 'Enregistrer' }).click();
-      await page.waitForURL(/saved=1/);
-      const after = await totalsFromPage();
-      assert.deepEqual(after, { orders: 3, gross: 210.5, taxes: 35.08, shipping: 5, net: 143.92 }); // − 10.01 − 1.50
-      assert.deepEqual(after, await totalsFromApi());
-
-      const csv = await (await page.request.get(`${service.baseUrl}/reports/revenue.csv?${PERIOD}`)).text();
-      assert.match(csv, /^date,orders,gross_sales,refunds,taxes,shipping,fees,net_revenue\r\n/);
-      assert.match(csv, /\r\ntotal,3,210\.50,30\.00,35\.08,5\.00,1\.50,143\.92\r\n$/);
-    });
-
-    test('CSRF: a form posted without its token is refused; another organization’s key cannot be revoked', async () => {
-      const response = await page.request.post(`${service.baseUrl}/settings/api-keys`, {
-        form: { name: 'sans jeton' },
-      });
-      assert.equal(response.status(), 403);
-      const other = await service.addOrganization('Autre', []);
-      await page.goto(`${service.baseUrl}/settings/api-keys`);
-      const token = await page.locator('input[name=_csrf]').first().inputValue();
-      const attempt = await page.request.post(`${service.baseUrl}/settings/api-keys/revoke`, {
-        form: { _csrf: token, prefix: other.key.slice(0, 12) },
-      });
-      assert.equal(attempt.status(), 404);
-      assert.equal(
-        (await api(other.key, 'metrics=orders')).status,
-        200,
-        'the other organization’s key still works',
-      );
-    });
-
-    test('Stores: connect a store; an invalid file is refused with its lines listed; valid lines import on request', async () => {
-      await page.goto(`${service.baseUrl}/settings/stores`);
-      await page.getByLabel('Adresse de la boutique').fill('ftp://fichiers.example');
-      await page.getByRole('button', { name: 'Connecter', exact: true }).click();
-      assert.match((await page.locator('#address-error').textContent()) ?? '', /invalide/);
-      await page.getByLabel('Adresse de la boutique').fill('https://nouvelle.example/');
-      await page.getByRole('button', { name: 'Connecter', exact: true }).click();
-      assert.ok(await page.getByRole('cell', { name: 'https://nouvelle.example', exact: true }).isVisible());
-      const lines = [
-        '{"store":"https://nouvelle.example","id":"n1","created_at":"2026-03-05T10:00:00Z","status":"completed","items":1,"total":"40.00"}',
-        '{"store":"https://nouvelle.example","id":"n2","created_at":"2026-02-30T10:00:00Z","status":"completed","items":1,"total":"5.00"}',
-      ];
-      const file = {
-        name: 'commandes.ndjson',
-        mimeType: 'application/x-ndjson',
-        buffer: Buffer.from(lines.join('\n')),
-      };
-      await page.getByLabel('Fichier').setInputFiles(file);
-      await page.getByRole('button', { name: 'Importer', exact: true }).click();
-      await page.locator('#import-report').waitFor();
-      assert.match(
-        (await page.locator('#import-report').textContent()) ?? '',
-        /Import refusé[\s\S]*created_at/,
-      );
-      await screenshot('import-refused');
-      const org = await findOrganization(service.db, 'atelier-navigateur');
-      const counted = async () =>
-        (
-          await service.db.query(
-            'SELECT 1 FROM orders o JOIN stores s ON s.id = o.store_id WHERE o.organization_id = $1 AND s.address = $2',
-            [org.id, 'https://nouvelle.example'],
-          )
-        ).length;
-      assert.equal(await counted(), 0, 'I1: nothing written');
-      await page.goto(`${service.baseUrl}/settings/stores`);
-      await page.getByLabel('Fichier').setInputFiles(file);
-      await page.getByLabel('Importer les lignes valides et lister les autres').check();
-      await page.getByRole('button', { name: 'Importer', exact: true }).click();
-      await page.locator('#import-report').waitFor();
-      assert.match(
-        (await page.locator('#import-report').textContent()) ?? '',
-        /1 commande\(s\) importée\(s\),\s+0 remplacée\(s\),\s+1\s+ligne\(s\)\s+refusée\(s\)/,
-      );
-      assert.equal(await counted(), 1);
-    });
-
-    test('a person in two organizations switches between them; each shows its own keys', async () => {
-      const second = await service.addOrganization('Seconde Maison', []);
-      await addUserToOrganization(
-        service.db,
-        second.org.id,
-        'owner@atelier.example',
-        'ignored-existing-user',
-      );
-      await page.goto(`${service.baseUrl}/settings/api-keys`);
-      assert.ok(await page.getByRole('cell', { name: 'Tableur' }).isVisible());
-      const switched = page.waitForResponse((r) => r.url().endsWith('/switch-organization'));
-      await page.getByLabel('Organisation').selectOption('seconde-maison');
-      assert.equal((await switched).status(), 303);
-      await page.goto(`${service.baseUrl}/settings/api-keys`);
-      assert.ok(
-        await page.getByRole('cell', { name: 'Seconde Maison tests' }).isVisible(),
-        'the other organization’s keys',
-      );
-      assert.equal(await page.getByRole('cell', { name: 'Tableur' }).count(), 0);
-      const back = page.waitForResponse((r) => r.url().endsWith('/switch-organization'));
-      await page.getByLabel('Organisation').selectOption('atelier-navigateur');
-      assert.equal((await back).status(), 303);
-      await page.waitForLoadState('load');
-    });
-
-    test('sign-up errors are shown next to the field at fault', async () => {
-      const context = await browser.newContext();
-      const other = await context.newPage();
-      await other.goto(`${service.baseUrl}/signup`);
-      await other.getByLabel('Nom de l’organisation').fill('Doublon');
-      await other.getByLabel('Adresse e-mail').fill('OWNER@atelier.example');
-      await other.getByLabel(/Mot de passe/).fill('court');
-      await other.getByRole('button', { name: 'Créer le compte' }).click();
-      assert.match((await other.locator('#email-error').textContent()) ?? '', /existe déjà/);
-      assert.match((await other.locator('#password-error').textContent()) ?? '', /caractères/);
-      assert.equal(await other.getByLabel('Adresse e-mail').getAttribute('aria-invalid'), 'true');
-      assert.equal(
-        await other.getByLabel('Nom de l’organisation').inputValue(),
-        'Doublon',
-        'what was typed is kept',
-      );
-      await context.close();
-    });
-
-    test('a wrong password is refused with a message; repeated failures are rate-limited', async () => {
-      const context = await browser.newContext();
-      const other = await context.newPage();
-      let status = 0;
-      for (let i = 0; i < 11; i++) {
-        await other.goto(`${service.baseUrl}/login`);
-        await other.getByLabel('Adresse e-mail').fill('owner@atelier.example');
-        await other.getByLabel('Mot de passe').fill(`wrong-${i}`);
-        const [response] = await Promise.all([
-          other.waitForResponse((r) => r.url().endsWith('/login') && r.request().method() === 'POST'),
-          other.getByRole('button', { name: 'Se connecter' }).click(),
-        ]);
-        status = response.status();
-        if (i === 0) {
-          assert.equal(status, 401);
-          assert.match((await other.getByRole('alert').textContent()) ?? '', /incorrect/);
-        }
+  test('a wrong password is refused with a message; repeated failures are rate-limited', async () => {
+    const context = await browser.newContext();
+    const other = await context.newPage();
+    let status = 0;
+    for (let i = 0; i < 11; i++) {
+      await other.goto(`${service.baseUrl}/login`);
+      await other.getByLabel('Adresse e-mail').fill('owner@atelier.example');
+      await other.getByLabel('Mot de passe').fill(`wrong-${i}`);
+      const [response] = await Promise.all([
+        other.waitForResponse((r) => r.url().endsWith('/login') && r.request().method() === 'POST'),
+        other.getByRole('button', { name: 'Se connecter' }).click(),
+      ]);
+      status = response.status();
+      if (i === 0) {
+        assert.equal(status, 401);
+        assert.match((await other.getByRole('alert').textContent()) ?? '', /incorrect/);
       }
-      assert.equal(status, 429);
-      assert.match((await other.getByRole('alert').textContent()) ?? '', /Trop de tentatives/);
-      await context.close();
-    });
+    }
+    assert.equal(status, 429);
+    assert.match((await other.getByRole('alert').textContent()) ?? '', /Trop de tentatives/);
+    await context.close();
+  });
 
-    test('parallel wrong passwords from one address get no more than the limit of checks', async () => {
-      const fresh = await startTestService();
-      try {
-        const form = await fresh.app.inject({ url: '/login' });
-        const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
-        const cookie = String(form.headers['set-cookie']).split(';')[0] ?? '';
-        const statuses = await Promise.all(
-          Array.from({ length: 20 }, (_, i) =>
-            fresh.app
-              .inject({
-                method: 'POST',
-                url: '/login',
-                headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-                payload: new URLSearchParams({
-                  _csrf: token,
-                  email: 'nobody@x.example',
-                  password: `guess-${i}`,
-                }).toString(),
-              })
-              .then((r) => r.statusCode),
-          ),
-        );
-        assert.deepEqual(statuses.sort(), [...Array(10).fill(401), ...Array(10).fill(429)]);
-      } finally {
-        await fresh.cleanup();
-      }
-    });
+  test('parallel wrong passwords from one address get no more than the limit of checks', async () => {
+    const fresh = await startTestService();
+    try {
+      const form = await fresh.app.inject({ url: '/login' });
+      const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
+      const cookie = String(form.headers['set-cookie']).split(';')[0] ?? '';
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          fresh.app
+            .inject({
+              method: 'POST',
+              url: '/login',
+              headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+              payload: new URLSearchParams({
+                _csrf: token,
+                email: 'nobody@x.example',
+                password: `guess-${i}`,
+              }).toString(),
+            })
+            .then((r) => r.statusCode),
+        ),
+      );
+      assert.deepEqual(statuses.sort(), [...Array(10).fill(401), ...Array(10).fill(429)]);
+    } finally {
+      await fresh.cleanup();
+    }
+  });
 
-    test('every page reads on a phone-sized screen; logout ends the session', async () => {
-      await page.setViewportSize({ width: 390, height: 844 });
-      for (const [name, url] of [
-        ['phone-revenue', '/reports/revenue'],
-        ['phone-keys', '/settings/api-keys'],
-        ['phone-settings', '/settings/report'],
-        ['phone-subscription', '/settings/subscription'],
-        ['phone-stores', '/settings/stores'],
-      ]) {
-        await page.goto(`${service.baseUrl}${url}`);
-        assert.equal(await page.locator('h1').count(), 1);
-        const overflow = (await page.evaluate(
-          'document.documentElement.scrollWidth - window.innerWidth',
-        )) as number;
-        assert.ok(overflow <= 1, `${url} overflows by ${overflow}px`);
-        await screenshot(name ?? 'page');
-      }
-      await page.getByRole('button', { name: 'Se déconnecter' }).click();
-      await page.waitForURL(/\/login/);
-      await page.goto(`${service.baseUrl}/settings/api-keys`);
-      assert.match(page.url(), /\/login\?next=/);
-      await screenshot('login');
-    });
-  },
-);
+  test('every page reads on a phone-sized screen; logout ends the session', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [name, url] of [
+      ['phone-revenue', '/reports/revenue'],
+      ['phone-keys', '/settings/api-keys'],
+      ['phone-settings', '/settings/report'],
+      ['phone-subscription', '/settings/subscription'],
+      ['phone-stores', '/settings/stores'],
+    ]) {
+      await page.goto(`${service.baseUrl}${url}`);
+      assert.equal(await page.locator('h1').count(), 1);
+      const overflow = (await page.evaluate(
+        'document.documentElement.scrollWidth - window.innerWidth',
+      )) as number;
+      assert.ok(overflow <= 1, `${url} overflows by ${overflow}px`);
+      await screenshot(name ?? 'page');
+    }
+    await page.getByRole('button', { name: 'Se déconnecter' }).click();
+    await page.waitForURL(/\/login/);
+    await page.goto(`${service.baseUrl}/settings/api-keys`);
+    assert.match(page.url(), /\/login\?next=/);
+    await screenshot('login');
+  });
+});

@@ -12,11 +12,10 @@ import { migrate, readMigrations } from '../../../src/db/migrate.js';
 import { createOrganization, setSubscription } from '../../../src/domain/organizations.js';
 import { customerIdentity, customerKeyOf } from '../../../src/ingest/customer.js';
 import { importOrderRecords } from '../../../src/ingest/import.js';
-import { engine, freshConfig, openTestDatabase } from '../../helpers/database.js';
+import { describeOn, freshConfig, openTestDatabase, testOn } from '../../helpers/database.js';
 import { startServer } from '../../helpers/processes.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 
-const embeddedOnly = { skip: engine !== 'embedded' && 'embedded database only' };
 const BAD_KEY = `smk_${'A'.repeat(38)}`;
 
 /** A failed login over a real socket, with the given X-Forwarded-For; returns the status. */
@@ -129,9 +128,9 @@ describe('finding 9: no key reaches a log line', () => {
     }
   });
 
-  test(
+  testOn(
+    'embedded',
     'finding 9: the demo key and password go to the terminal (stderr), not into the JSON logs on stdout',
-    embeddedOnly,
     async () => {
       const { config, drop } = await freshConfig();
       const server = await startServer({ DATA_DIR: config.dataDir, DEMO: '1', LOG_LEVEL: 'info' }, 300_000);
@@ -170,7 +169,7 @@ function openEntries(dir: string): string[] {
   return open;
 }
 
-describe('finding 12: the embedded database is private', embeddedOnly, () => {
+describeOn('embedded', 'finding 12: the embedded database is private', () => {
   test('finding 12: after a start, no file under DATA_DIR is readable or writable by others, an old install included', async () => {
     const { config, drop } = await freshConfig();
     try {
