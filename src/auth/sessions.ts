@@ -5,6 +5,8 @@ import { AppError } from '../errors.js';
 import { ORGANIZATION_COLUMNS, toOrganization, type Organization } from '../domain/organizations.js';
 import { hashPassword, verifyPassword } from '../domain/passwords.js';
 
+/** The cookie that carries the session token (HttpOnly; only its hash is stored). */
+export const SESSION_COOKIE = 'sm_session';
 export const SESSION_DAYS = 14;
 
 export interface WebSession {

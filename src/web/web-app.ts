@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { isAppError } from '../errors.js';
-import { findSession, type WebSession } from '../auth/sessions.js';
+import { SESSION_COOKIE, findSession, type WebSession } from '../auth/sessions.js';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
 import { APP_CSS, APP_JS } from './assets.js';
@@ -27,8 +27,6 @@ declare module 'fastify' {
     multipartCsrf?: string;
   }
 }
-
-export const SESSION_COOKIE = 'sm_session';
 
 export interface WebDeps {
   readonly config: Config;
