@@ -15,7 +15,7 @@ const LAYERS = [
   ['src/ingest', 'src/metrics'],
   ['src/query', 'src/limits'],
   ['src/db', 'src/catalog.ts'],
-  ['src/config.ts', 'src/errors.ts'],
+  ['src/config.ts', 'src/config', 'src/errors.ts', 'src/logging.ts'],
 ];
 // Every pattern a glob (the rule refuses a mix): a file as @(name).ts, a folder as folder/**.
 const asGlob = (path) =>
