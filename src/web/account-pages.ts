@@ -7,7 +7,7 @@ import { createOrganization } from '../domain/organizations.js';
 import { addUserToOrganization, MIN_PASSWORD_LENGTH } from '../domain/users.js';
 import { html, type Html } from './html.js';
 import { csrfField, field, page, type PageContext } from './layout.js';
-import type { WebTools } from './web-app.js';
+import type { WebTools } from './web-tools.js';
 import { SESSION_COOKIE, SESSION_DAYS } from '../auth/sessions.js';
 
 type Form = Record<string, string | undefined>;

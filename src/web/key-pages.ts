@@ -4,7 +4,7 @@ import { createApiKey, listApiKeys, revokeApiKey, type ApiKeySummary } from '../
 import type { WebSession } from '../auth/sessions.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
-import type { WebTools } from './web-app.js';
+import type { WebTools } from './web-tools.js';
 
 type Form = Record<string, string | undefined>;
 

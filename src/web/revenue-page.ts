@@ -8,7 +8,7 @@ import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.j
 import { revenueChartSvg } from './revenue-chart.js';
 import { html, trusted, type Html } from './html.js';
 import { field, page } from './layout.js';
-import type { WebTools } from './web-app.js';
+import type { WebTools } from './web-tools.js';
 
 interface Period {
   from: string;

@@ -5,7 +5,7 @@ import type { WebSession } from '../auth/sessions.js';
 import { isSubscriptionActive, updateReportSettings } from '../domain/organizations.js';
 import { html } from './html.js';
 import { csrfField, page } from './layout.js';
-import type { WebTools } from './web-app.js';
+import type { WebTools } from './web-tools.js';
 
 const DEDUCTION_LABELS: Record<Deduction, string> = {
   refunds: 'Remboursements',

@@ -8,7 +8,7 @@ import { importOrderStream, type ImportResult, type LineError } from '../ingest/
 import { formatOfFileName } from '../ingest/read-orders.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
-import type { WebTools } from './web-app.js';
+import type { WebTools } from './web-tools.js';
 
 const SHOWN_ERRORS = 200;
 

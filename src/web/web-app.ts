@@ -1,6 +1,6 @@
 // The web application (issue 3): server-rendered French pages on the same server as the API,
 // calling the same core functions as the CLI. Sessions in the database, CSRF tokens on every form.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import csrf from '@fastify/csrf-protection';
@@ -15,6 +15,7 @@ import { redisFallbackWarning } from '../limits/redis.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { html } from './html.js';
 import { page, type PageContext } from './layout.js';
+import type { WebTools } from './web-tools.js';
 import { accountPages } from './account-pages.js';
 import { keyPages } from './key-pages.js';
 import { settingsPages } from './settings-pages.js';
@@ -32,15 +33,6 @@ export interface WebDeps {
   readonly config: Config;
   readonly db: Database;
   readonly redis?: Redis;
-}
-
-export interface WebTools {
-  readonly db: Database;
-  context(request: FastifyRequest, reply: FastifyReply): PageContext;
-  /** preHandler: a signed-in person, else off to the login page. */
-  requireSession(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  render(reply: FastifyReply, html: { text: string }, status?: number): FastifyReply;
-  cookieSecure(request: FastifyRequest): boolean;
 }
 
 /** The stylesheet and script, outside webApp: no session lookup for a static file. */

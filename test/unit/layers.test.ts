@@ -1,49 +1,78 @@
-// STYLE's one-way imports are enforced by the linter (eslint.config.js): check that the rule
-// really fires, so that a broken layer fails CI instead of waiting for a review.
+// STYLE's one-way imports are checked by dependency-cruiser with .dependency-cruiser.cjs (run by
+// `npm run lint`): check that its rules really fire, on a small tree laid out like src/, so that
+// a broken layer rule fails CI instead of waiting for a review.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ESLint } from 'eslint';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
+const depcruise = join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
 
-async function lintAs(file: string, code: string): Promise<string[]> {
-  const eslint = new ESLint({ cwd: root });
-  const [result] = await eslint.lintText(code, { filePath: `${root}${file}` });
-  return (result?.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`);
+/** Cruise a throwaway tree holding `files` with the project's rules; the rules that failed. */
+async function violations(files: Record<string, string>): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'layers-'));
+  try {
+    await copyFile(join(root, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'));
+    await writeFile(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }),
+    );
+    for (const [path, text] of Object.entries(files)) {
+      await mkdir(dirname(join(dir, path)), { recursive: true });
+      await writeFile(join(dir, path), text);
+    }
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [depcruise, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'],
+        { cwd: dir },
+        // depcruise exits non-zero when it finds violations: the JSON on stdout is what counts.
+        (error, stdout) => (stdout ? resolve(stdout) : reject(error ?? new Error('no output'))),
+      ),
+    );
+    const result = JSON.parse(output) as { summary: { violations: { rule: { name: string } }[] } };
+    return result.summary.violations.map((v) => v.rule.name).sort();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
-test('an upward import (query → api, db → domain) fails the lint', async () => {
-  const upward = await lintAs(
-    'src/query/probe.ts',
-    "export { sendError } from '../api/error-response.js';\n",
-  );
-  assert.ok(
-    upward.some((m) => m.startsWith('import-x/no-restricted-paths')),
-    upward.join('\n'),
-  );
-  const db = await lintAs(
-    'src/db/probe.ts',
-    "export { findOrganization } from '../domain/organizations.js';\n",
-  );
-  assert.ok(
-    db.some((m) => m.startsWith('import-x/no-restricted-paths')),
-    db.join('\n'),
-  );
+test('an upward import (query → api, db → domain) fails the check', async () => {
+  const found = await violations({
+    'src/api/error-response.ts': 'export const sendError = 1;\n',
+    'src/query/probe.ts': "export { sendError } from '../api/error-response.js';\n",
+    'src/domain/organizations.ts': 'export const findOrganization = 1;\n',
+    'src/db/probe.ts': "export { findOrganization } from '../domain/organizations.js';\n",
+  });
+  assert.deepEqual(found, ['upward-from-db', 'upward-from-query']);
 });
 
 test('delivery modules do not import each other (web → api)', async () => {
-  const messages = await lintAs('src/web/probe.ts', "export { reportsApi } from '../api/reports-api.js';\n");
-  assert.ok(
-    messages.some((m) => m.startsWith('import-x/no-restricted-paths')),
-    messages.join('\n'),
-  );
+  const found = await violations({
+    'src/api/reports-api.ts': 'export const reportsApi = 1;\n',
+    'src/web/probe.ts': "export { reportsApi } from '../api/reports-api.js';\n",
+  });
+  assert.deepEqual(found, ['web-imports-a-sibling']);
 });
 
-test('a downward import is allowed (api → query)', async () => {
-  const messages = await lintAs('src/api/probe.ts', "export { planReport } from '../query/plan.js';\n");
-  assert.deepEqual(
-    messages.filter((m) => m.startsWith('import-x')),
-    [],
-  );
+test('an import cycle and an import that cannot be resolved fail the check', async () => {
+  const found = await violations({
+    'src/db/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+    'src/db/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
+    'src/query/lost.ts': "export { gone } from './missing.js';\n",
+  });
+  assert.deepEqual(found, ['no-cycle', 'unresolvable-import']);
+});
+
+test('a downward import is allowed (api → query → db)', async () => {
+  const found = await violations({
+    'src/db/database.ts': 'export const db = 1;\n',
+    'src/query/plan.ts': "export { db as planReport } from '../db/database.js';\n",
+    'src/api/probe.ts': "export { planReport } from '../query/plan.js';\n",
+  });
+  assert.deepEqual(found, []);
 });

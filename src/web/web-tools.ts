@@ -1,0 +1,15 @@
+// What every page module gets from the web application (web-app.ts builds it): the database,
+// the page context, the session guard and the renderer. Its own module, so that the pages do not
+// import the application that registers them.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../db/database.js';
+import type { PageContext } from './layout.js';
+
+export interface WebTools {
+  readonly db: Database;
+  context(request: FastifyRequest, reply: FastifyReply): PageContext;
+  /** preHandler: a signed-in person, else off to the login page. */
+  requireSession(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  render(reply: FastifyReply, html: { text: string }, status?: number): FastifyReply;
+  cookieSecure(request: FastifyRequest): boolean;
+}
