@@ -1,7 +1,7 @@
 // Organizations: creation, subscription state (K3) and Report settings (S1, S2, S4).
 import { DEDUCTIONS, type Deduction, type ReportSettings } from '../catalog.js';
 import type { Database, Queryable } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { AppError, quoted } from '../errors.js';
 import { refreshFirstOrders } from '../metrics/first-orders.js';
 import { addDays, parseDay, todayUtc } from '../query/dates.js';
 
@@ -64,12 +64,21 @@ export function slugify(name: string): string {
   return base || 'organisation';
 }
 
+/** Longest organization name (finding 10): it shows in every page header. */
+export const MAX_ORGANIZATION_NAME = 100;
+
 export async function createOrganization(
-  db: Database,
+  db: Queryable,
   input: { name: string; currency?: string; today?: string },
 ): Promise<Organization> {
   const name = input.name.trim();
   if (name === '') throw new AppError('INVALID_PARAMETER', 'Le nom de l’organisation est requis');
+  if (name.length > MAX_ORGANIZATION_NAME) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Nom d’organisation trop long : ${MAX_ORGANIZATION_NAME} caractères au plus`,
+    );
+  }
   const currency = (input.currency ?? 'EUR').toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) {
     throw new AppError(
@@ -124,6 +133,27 @@ export function parseDeductions(values: readonly string[]): Deduction[] {
   return DEDUCTIONS.filter((d) => values.includes(d));
 }
 
+/** Bounds of the excluded statuses (finding 10), the same as an imported status's length. */
+export const MAX_EXCLUDED_STATUSES = 200;
+export const MAX_STATUS_LENGTH = 200;
+
+function checkedStatuses(statuses: string[]): string[] {
+  if (statuses.length > MAX_EXCLUDED_STATUSES) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Trop de statuts exclus : ${MAX_EXCLUDED_STATUSES} au plus (reçu ${statuses.length})`,
+    );
+  }
+  const tooLong = statuses.find((s) => s.length > MAX_STATUS_LENGTH);
+  if (tooLong !== undefined) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Statut trop long : « ${quoted(tooLong)} » (${MAX_STATUS_LENGTH} caractères au plus)`,
+    );
+  }
+  return statuses;
+}
+
 /** S4: settings apply to every past order; first orders (U2) are recomputed in the same transaction. */
 export async function updateReportSettings(
   db: Database,
@@ -131,7 +161,8 @@ export async function updateReportSettings(
   change: { excludedStatuses?: readonly string[]; deductions?: readonly string[] },
 ): Promise<void> {
   const deductions = change.deductions === undefined ? null : parseDeductions(change.deductions);
-  const excluded = change.excludedStatuses === undefined ? null : [...new Set(change.excludedStatuses)];
+  const excluded =
+    change.excludedStatuses === undefined ? null : checkedStatuses([...new Set(change.excludedStatuses)]);
   await db.transaction(async (tx) => {
     await tx.query(
       `UPDATE organizations SET excluded_statuses = coalesce($2::text[], excluded_statuses),

@@ -1,9 +1,32 @@
-// People who log into the web application (the operator's `user create`).
+// People who log into the web application: sign-up (the web page) and the operator's
+// `user create` (the CLI) check addresses and passwords with the same rules, here.
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { hashPassword } from './passwords.js';
 
 export const MIN_PASSWORD_LENGTH = 10;
+/** Longer passwords are refused before hashing: hashing megabytes would be a denial of service. */
+export const MAX_PASSWORD_LENGTH = 1024;
+/** The longest address SMTP can deliver to (RFC 5321 path limit). */
+export const MAX_EMAIL_LENGTH = 254;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The address as it is stored (trimmed, lower case), or the French reason it is refused. */
+export function checkEmail(email: string): { email: string } | { error: string } {
+  const normalized = email.trim().toLowerCase();
+  if (normalized.length > MAX_EMAIL_LENGTH)
+    return { error: `Adresse e-mail trop longue : ${MAX_EMAIL_LENGTH} caractères au plus.` };
+  if (!EMAIL.test(normalized)) return { error: 'Adresse e-mail invalide.' };
+  return { email: normalized };
+}
+
+/** The French reason a password is refused, or undefined when it is acceptable. */
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < MIN_PASSWORD_LENGTH) return `${MIN_PASSWORD_LENGTH} caractères au moins.`;
+  if (password.length > MAX_PASSWORD_LENGTH) return `${MAX_PASSWORD_LENGTH} caractères au plus.`;
+  return undefined;
+}
 
 /** Creates the user (or reuses the one with that email) and makes them a member of the organization. */
 export async function addUserToOrganization(
@@ -12,16 +35,12 @@ export async function addUserToOrganization(
   email: string,
   password: string,
 ): Promise<{ userId: string; created: boolean }> {
-  const normalized = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized)) {
-    throw new AppError('INVALID_PARAMETER', `Adresse e-mail invalide : « ${email} »`);
-  }
-  if (password.length < MIN_PASSWORD_LENGTH) {
-    throw new AppError(
-      'INVALID_PARAMETER',
-      `Mot de passe trop court : ${MIN_PASSWORD_LENGTH} caractères au moins`,
-    );
-  }
+  const checked = checkEmail(email);
+  if ('error' in checked)
+    throw new AppError('INVALID_PARAMETER', `${checked.error} (« ${email.slice(0, 80)} »)`);
+  const problem = passwordProblem(password);
+  if (problem) throw new AppError('INVALID_PARAMETER', `Mot de passe refusé : ${problem}`);
+  const normalized = checked.email;
   const passwordHash = await hashPassword(password);
   return db.transaction(async (tx) => {
     const inserted = await tx.query<{ id: string }>(
