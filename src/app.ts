@@ -1,7 +1,9 @@
 // buildApp(config, deps) returns the server without listening (tests call it in-process too).
 import crypto from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { AppError } from './errors.js';
@@ -26,6 +28,22 @@ export interface AppDeps {
   readonly logger?: boolean | LogDestination;
 }
 
+/** Requests Node refuses before Fastify sees them (finding 14): a French JSON answer too (E1). */
+function frenchClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) return;
+  const [status, reason, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'En-têtes de requête trop volumineux (16 Kio au plus)']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'Requête trop lente : délai dépassé']
+        : [400, 'Bad Request', 'Requête HTTP mal formée'];
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     // Secrets are never logged, whatever a log call passes in (K2, src/logging.ts).
@@ -41,6 +59,37 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     keepAliveTimeout: 5_000,
     bodyLimit: 64 * 1024,
     frameworkErrors: (error, request, reply) => void sendError(error, request, reply),
+    clientErrorHandler: frenchClientError,
+  });
+  // Security headers on every answer (finding 11): scripts and styles from this origin only, no
+  // inline script, no framing, no sniffing, the referrer kept within the site (the organization
+  // switch returns to the page it was sent from). HSTS only on an HTTPS request: sent over plain
+  // HTTP it would lock a local install out.
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        scriptSrcAttr: ["'none'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'same-origin' },
+    strictTransportSecurity: false,
+    crossOriginResourcePolicy: false, // the API is read cross-origin by browsers (B1)
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.protocol === 'https')
+      reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -10,6 +10,7 @@ export const ERROR_KINDS = {
     status: 401,
     doc: 'The organization subscription is stopped or its trial ended (K3).',
   },
+  FORBIDDEN: { status: 403, doc: 'A web form sent from another origin (CSRF, finding 5).' },
   NOT_FOUND: { status: 404, doc: 'Unknown path, or unknown object named by an operator command (E2).' },
   METHOD_NOT_ALLOWED: { status: 405, doc: 'The API is read-only (B2).' },
   CONFLICT: { status: 409, doc: 'The object already exists (operator commands).' },

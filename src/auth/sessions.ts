@@ -22,6 +22,8 @@ const hashToken = (token: string): Buffer => crypto.createHash('sha256').update(
 
 export async function createSession(db: Queryable, userId: string, organizationId: string): Promise<string> {
   const token = crypto.randomBytes(32).toString('base64url');
+  // Expired sessions go as new ones come (finding 14): the table holds live sessions only.
+  await db.query('DELETE FROM sessions WHERE expires_at <= now()');
   await db.query(
     `INSERT INTO sessions (token_hash, user_id, organization_id, expires_at)
      VALUES ($1, $2, $3, now() + make_interval(days => $4))`,

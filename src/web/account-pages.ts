@@ -3,8 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { KeyedLock } from '../limits/keyed-lock.js';
 import { checkLogin, createSession, endSession, switchOrganization } from '../auth/sessions.js';
-import { createOrganization } from '../domain/organizations.js';
-import { addUserToOrganization, MIN_PASSWORD_LENGTH } from '../domain/users.js';
+import { signUp } from '../domain/accounts.js';
+import { MAX_ORGANIZATION_NAME } from '../domain/organizations.js';
+import { MAX_EMAIL_LENGTH, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../domain/users.js';
+import { backTo, safeNext } from './redirects.js';
 import { html, type Html } from './html.js';
 import { csrfField, field, page, type PageContext } from './layout.js';
 import type { WebTools } from './web-tools.js';
@@ -12,13 +14,16 @@ import { SESSION_COOKIE, SESSION_DAYS } from '../auth/sessions.js';
 
 type Form = Record<string, string | undefined>;
 
-/** Only same-site paths, so that ?next= cannot send a person to another site. */
-const safeNext = (next: string | undefined): string =>
-  next && /^\/(?!\/)[^\s]*$/.test(next) ? next : '/reports/revenue';
+/** Sign-ups per client address per hour (finding 10). */
+const SIGNUPS_PER_HOUR = 5;
+const SIGNED_UP =
+  'Si cette adresse n’avait pas encore de compte, il vient d’être créé avec votre organisation. ' +
+  'Connectez-vous avec votre adresse et votre mot de passe.';
 
-function loginForm(context: PageContext, form: Form, error?: string): Html {
+function loginForm(context: PageContext, form: Form, error?: string, notice?: string): Html {
   return html`<div class="card narrow">
     ${error ? html`<p class="alert" role="alert" id="login-error">${error}</p>` : ''}
+    ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
     <form method="post" action="/login">
       ${csrfField(context)}
       <input type="hidden" name="next" value="${safeNext(form.next)}" />
@@ -29,11 +34,19 @@ function loginForm(context: PageContext, form: Form, error?: string): Html {
         type="email"
         autocomplete="username"
         required
-        value="${form.email ?? ''}"
+        maxlength="${MAX_EMAIL_LENGTH}"
+        value="${(form.email ?? '').slice(0, MAX_EMAIL_LENGTH)}"
         ${error ? html` aria-describedby="login-error"` : ''}
       />
       <label for="password">Mot de passe</label>
-      <input id="password" name="password" type="password" autocomplete="current-password" required />
+      <input
+        id="password"
+        name="password"
+        type="password"
+        autocomplete="current-password"
+        required
+        maxlength="${MAX_PASSWORD_LENGTH}"
+      />
       <div class="actions"><button>Se connecter</button><a href="/signup">Créer un compte</a></div>
     </form>
   </div>`;
@@ -50,15 +63,16 @@ function signupForm(context: PageContext, form: Form, errors: Form = {}): Html {
         type: 'text',
         value: form.organization,
         error: errors.organization,
-        attributes: html` required maxlength="100"`,
+        attributes: html` required maxlength="${MAX_ORGANIZATION_NAME}"`,
       })}
-      ${field({ id: 'email', label: 'Adresse e-mail', type: 'email', value: form.email, error: errors.email, attributes: html` autocomplete="username" required` })}
+      ${field({ id: 'email', label: 'Adresse e-mail', type: 'email', value: form.email, error: errors.email, attributes: html` autocomplete="username" required maxlength="${MAX_EMAIL_LENGTH}"` })}
       ${field({
         id: 'password',
         label: `Mot de passe (${MIN_PASSWORD_LENGTH} caractères au moins)`,
         type: 'password',
         error: errors.password,
-        attributes: html` autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}"`,
+        attributes: html` autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}"
+        maxlength="${MAX_PASSWORD_LENGTH}"`,
       })}
       <div class="actions"><button>Créer le compte</button><a href="/login">J’ai déjà un compte</a></div>
     </form>
@@ -88,6 +102,11 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
     timeWindow: 15 * 60_000,
     keyGenerator: (r) => `login:${r.ip}`,
   });
+  const signups = app.createRateLimit({
+    max: SIGNUPS_PER_HOUR,
+    timeWindow: 60 * 60_000,
+    keyGenerator: (r) => `signup:${r.ip}`,
+  });
 
   app.get('/', async (request, reply) =>
     reply.redirect(request.webSession ? '/reports/revenue' : '/login', 303),
@@ -95,10 +114,21 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
 
   app.get('/login', async (request, reply) => {
     if (request.webSession) return reply.redirect('/reports/revenue', 303);
-    const next = (request.query as Form).next;
+    const query = request.query as Form;
+    const context = tools.context(request, reply);
+    const notice = query.signup ? SIGNED_UP : undefined;
     return tools.render(
       reply,
-      page(tools.context(request, reply), 'Connexion', loginForm(tools.context(request, reply), { next })),
+      page(
+        context,
+        'Connexion',
+        loginForm(
+          context,
+          { next: query.signup ? '/settings/api-keys?welcome=1' : query.next },
+          undefined,
+          notice,
+        ),
+      ),
     );
   });
 
@@ -109,7 +139,13 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
     const login = await attempts.run(request.ip, async () => {
       const status = await loginFailures(request, { increment: false });
       if (!status.isAllowed && status.remaining === 0) return { limitedForMs: status.ttl };
-      const found = await checkLogin(tools.db, form.email ?? '', form.password ?? '');
+      const email = form.email ?? '';
+      const password = form.password ?? '';
+      // Over-long input is a failed attempt, never hashed (a megabyte password would cost seconds).
+      const found =
+        email.length <= MAX_EMAIL_LENGTH && password.length <= MAX_PASSWORD_LENGTH
+          ? await checkLogin(tools.db, email, password)
+          : undefined;
       if (!found) await loginFailures(request);
       return found;
     });
@@ -137,24 +173,37 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
 
   app.post('/signup', { preHandler: app.csrfProtection }, async (request, reply) => {
     const form = request.body as Form;
-    const errors: Form = {};
-    if (!form.organization?.trim()) errors.organization = 'Le nom de l’organisation est requis.';
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(form.email?.trim() ?? ''))
-      errors.email = 'Adresse e-mail invalide.';
-    if ((form.password ?? '').length < MIN_PASSWORD_LENGTH)
-      errors.password = `${MIN_PASSWORD_LENGTH} caractères au moins.`;
-    const exists = await tools.db.query('SELECT 1 FROM users WHERE email = $1', [
-      form.email?.trim().toLowerCase() ?? '',
-    ]);
-    if (exists.length > 0) errors.email = 'Un compte existe déjà avec cette adresse : connectez-vous.';
-    if (Object.keys(errors).length > 0) {
+    // Only sign-ups that get through count (finding 10); a mistyped form costs nothing.
+    const limit = await signups(request, { increment: false });
+    if (!limit.isAllowed && limit.remaining === 0) {
       const context = tools.context(request, reply);
-      return tools.render(reply, page(context, 'Créer un compte', signupForm(context, form, errors)), 400);
+      const message = `Trop de créations de compte depuis cette adresse : réessayez dans ${Math.ceil(limit.ttl / 60_000)} min.`;
+      return tools.render(
+        reply,
+        page(context, 'Créer un compte', signupForm(context, form, { organization: message })),
+        429,
+      );
     }
-    const org = await createOrganization(tools.db, { name: form.organization ?? '' });
-    const { userId } = await addUserToOrganization(tools.db, org.id, form.email ?? '', form.password ?? '');
-    await startSession(reply, tools.cookieSecure(request), userId, org.id);
-    return reply.redirect('/settings/api-keys?welcome=1', 303);
+    const result = await signUp(tools.db, {
+      organization: form.organization ?? '',
+      email: form.email ?? '',
+      password: form.password ?? '',
+    });
+    if (!result.accepted) {
+      const context = tools.context(request, reply);
+      const shown = {
+        organization: form.organization?.slice(0, MAX_ORGANIZATION_NAME),
+        email: form.email?.slice(0, MAX_EMAIL_LENGTH),
+      };
+      return tools.render(
+        reply,
+        page(context, 'Créer un compte', signupForm(context, shown, result.errors)),
+        400,
+      );
+    }
+    await signups(request);
+    // The same answer whether the account was created or the address was already taken (finding 3).
+    return reply.redirect('/login?signup=1', 303);
   });
 
   app.post('/logout', { preHandler: app.csrfProtection }, async (request, reply) => {
@@ -170,9 +219,8 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
       const session = request.webSession;
       if (!session) throw new AppError('UNAUTHENTICATED', 'Connectez-vous.');
       await switchOrganization(tools.db, session, (request.body as Form).slug ?? '');
-      // Back to the same page, by its path only (never to another site).
-      const referer = request.headers.referer;
-      return reply.redirect(referer ? new URL(referer, 'http://x').pathname : '/', 303);
+      // Back to the page the form was on, when it is a page of this site (finding 4).
+      return reply.redirect(backTo(request), 303);
     },
   );
 }

@@ -66,6 +66,10 @@ if (importForm) importForm.addEventListener('submit', (event) => {
   request.open('POST', importForm.action);
   request.send(new FormData(importForm));
 });
+// No inline handlers: the Content-Security-Policy allows scripts from this file only.
+document.addEventListener('change', (event) => {
+  if (event.target.matches('select[data-autosubmit]')) event.target.form.requestSubmit();
+});
 document.querySelectorAll('dialog[open][data-modal]').forEach((dialog) => { dialog.close(); dialog.showModal(); });
 document.addEventListener('click', (event) => {
   const copy = event.target.closest('[data-copy]');

@@ -36,7 +36,7 @@ function header(context: PageContext): HtmlValue {
           ? html`<form method="post" action="/switch-organization" class="inline">
               ${csrfField(context)}
               <label for="org-switch" class="visually-hidden">Organisation</label>
-              <select id="org-switch" name="slug" onchange="this.form.requestSubmit()">
+              <select id="org-switch" name="slug" data-autosubmit>
                 <option value="${session.organization.slug}" selected>${session.organization.name}</option>
                 ${others.map((m) => html`<option value="${m.slug}">${m.name}</option>`)}</select
               ><noscript><button>Changer</button></noscript>

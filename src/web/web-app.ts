@@ -1,6 +1,7 @@
 // The web application (issue 3): server-rendered French pages on the same server as the API,
 // calling the same core functions as the CLI. Sessions in the database, CSRF tokens on every form.
-import type { FastifyInstance } from 'fastify';
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import csrf from '@fastify/csrf-protection';
@@ -8,7 +9,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { isAppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
 import { SESSION_COOKIE, findSession, type WebSession } from '../auth/sessions.js';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
@@ -45,14 +46,42 @@ export async function webAssets(app: FastifyInstance): Promise<void> {
   );
 }
 
+/** What a CSRF token is bound to: the session cookie's hash when signed in. */
+function csrfUserInfo(request: FastifyRequest): string {
+  const token = request.webSession ? request.cookies[SESSION_COOKIE] : undefined;
+  return token ? crypto.createHash('sha256').update(token).digest('base64url') : 'signed-out';
+}
+
+const derivedKey = (secret: Buffer, purpose: string): Buffer =>
+  crypto.createHmac('sha256', secret).update(`sales-metrics:${purpose}`).digest();
+
 export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void> {
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: 64 * 1024 });
+  // CSRF tokens bound to the session (finding 5): the secret cookie alone is not enough, since a
+  // page on a sibling origin of the same site can plant it; the token also carries an HMAC, keyed
+  // from SECRET_KEY, of the session cookie, which no other origin knows. Signed-out forms (login,
+  // sign-up) are covered by the Origin check below.
   await app.register(csrf, {
-    cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax' },
+    cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: 'auto' },
+    csrfOpts: { hmacKey: derivedKey(deps.config.secretKey, 'csrf') },
+    getUserInfo: csrfUserInfo,
     // Forms send the token as a field; the streamed import form as its first multipart field.
     getToken: (request) =>
       (request.body as Record<string, string> | undefined)?._csrf ?? request.multipartCsrf ?? '',
+  });
+  // A form posted from another origin is refused before anything else (finding 5), whatever its
+  // token: browsers say where a request comes from in Origin, or at least in Sec-Fetch-Site.
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'GET' || request.method === 'HEAD') return;
+    const origin = request.headers.origin;
+    const site = request.headers['sec-fetch-site'];
+    const sameOrigin =
+      origin !== undefined
+        ? origin === `${request.protocol}://${request.host}`
+        : site === undefined || site === 'same-origin' || site === 'none';
+    if (!sameOrigin)
+      throw new AppError('FORBIDDEN', 'Formulaire refusé : il a été envoyé depuis un autre site.');
   });
   await app.register(rateLimit, {
     global: false,
@@ -74,7 +103,7 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
     db: deps.db,
     context: (request, reply) => ({
       session: request.webSession,
-      csrfToken: reply.generateCsrf(),
+      csrfToken: reply.generateCsrf({ userInfo: csrfUserInfo(request) }),
       path: request.url.split('?')[0] ?? '/',
     }),
     async requireSession(request, reply) {
@@ -100,8 +129,8 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
     if (status >= 500) request.log.error({ err: error }, 'web page failed');
     const context: PageContext = {
       session: request.webSession,
-      csrfToken: reply.generateCsrf(),
-      path: request.url,
+      csrfToken: reply.generateCsrf({ userInfo: csrfUserInfo(request) }),
+      path: request.url.split('?')[0] ?? '/',
     };
     return tools.render(
       reply,

@@ -7,7 +7,8 @@ import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/auth/api-keys.js';
 import { mintKey } from '../../src/auth/keys.js';
-import { setSubscription } from '../../src/domain/organizations.js';
+import { createOrganization, setSubscription } from '../../src/domain/organizations.js';
+import { addUserToOrganization } from '../../src/domain/users.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { addDays, todayUtc } from '../../src/query/dates.js';
 import { TEST_SECRET_KEY } from '../helpers/database.js';
@@ -208,7 +209,7 @@ describe('authentication and keys', () => {
 });
 
 describe('behind a reverse proxy', () => {
-  test('TRUST_PROXY: HTTPS seen through X-Forwarded-Proto makes the session cookie Secure; off by default', async () => {
+  test('TRUST_PROXY: HTTPS seen through X-Forwarded-Proto makes the session and CSRF cookies Secure and adds HSTS; off by default (finding 14)', async () => {
     // app.inject comes from 127.0.0.1: the proxy named in TRUST_PROXY (finding 8).
     for (const [trust, secure] of [
       ['127.0.0.1', true],
@@ -216,12 +217,16 @@ describe('behind a reverse proxy', () => {
     ] as const) {
       const service = await startTestService({ TRUST_PROXY: trust });
       try {
-        const login = await service.app.inject({ url: '/signup', headers: { 'x-forwarded-proto': 'https' } });
-        const csrfCookie = String(login.headers['set-cookie']);
-        const token = /name="_csrf" value="([^"]+)"/.exec(login.body)?.[1] ?? '';
+        const org = await createOrganization(service.db, { name: 'Proxy' });
+        await addUserToOrganization(service.db, org.id, 'p@proxy.example', 'long enough password');
+        const form = await service.app.inject({ url: '/login', headers: { 'x-forwarded-proto': 'https' } });
+        const csrfCookie = String(form.headers['set-cookie']);
+        assert.equal(/;\s*Secure/i.test(csrfCookie), secure, csrfCookie);
+        assert.equal(form.headers['strict-transport-security'] !== undefined, secure);
+        const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
         const response = await service.app.inject({
           method: 'POST',
-          url: '/signup',
+          url: '/login',
           headers: {
             'x-forwarded-proto': 'https',
             cookie: csrfCookie.split(';')[0] ?? '',
@@ -229,8 +234,7 @@ describe('behind a reverse proxy', () => {
           },
           payload: new URLSearchParams({
             _csrf: token,
-            organization: 'Proxy',
-            email: `p${secure ? 1 : 0}@proxy.example`,
+            email: 'p@proxy.example',
             password: 'long enough password',
           }).toString(),
         });
