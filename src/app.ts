@@ -7,7 +7,8 @@ import helmet from '@fastify/helmet';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { AppError } from './errors.js';
-import { SqlReportEngine, type ReportEngine } from './metrics/engine.js';
+import type { ReportEngine } from './metrics/engine.js';
+import { reportEngineFor } from './metrics/report-engine.js';
 import { loadTimeZones } from './metrics/time-zones.js';
 import { sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
@@ -139,10 +140,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const redis = config.redisUrl === undefined ? undefined : connectRedis(config.redisUrl, app.log);
   if (redis) app.addHook('onClose', async () => void redis.disconnect());
   const cacheFallback = redisFallbackWarning(app.log, 'cache local');
+  // Issue 9: the columnar engine unless REPORT_ENGINE=sql; the API and the Revenue page share it (S3).
+  const engine =
+    deps.engine ??
+    reportEngineFor(config, deps.db, (event) =>
+      event.event === 'failed'
+        ? app.log.warn({ err: event.error, organizationId: event.organizationId }, 'report snapshot failed')
+        : app.log.info(event, 'report snapshot'),
+    );
+  app.decorate('reportEngine', engine);
   await app.register(reportsApi, {
     config,
     db: deps.db,
-    engine: deps.engine ?? new SqlReportEngine(deps.db),
+    engine,
     cache: deps.cache ?? (redis ? new RedisResponseCache(redis, cacheFallback) : new MemoryResponseCache()),
     redis,
     timeZones,

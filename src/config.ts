@@ -33,6 +33,10 @@ export interface Config {
    * printing or logging the configuration never shows it.
    */
   readonly secretKey: Buffer;
+  /** REPORT_ENGINE: columnar (in-memory snapshots, SQL as fallback) or sql only (issue 9). */
+  readonly reportEngine: 'columnar' | 'sql';
+  /** REPORT_MEMORY_MB: memory for the columnar engine's snapshots, all organizations together. */
+  readonly reportMemoryMb: number;
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number, max = 1_000_000_000): number {
@@ -50,6 +54,12 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} doit valoir 1 ou 0 (reçu « ${raw} »)`);
+}
+
+function reportEngine(raw: string | undefined): 'columnar' | 'sql' {
+  if (raw === undefined || raw === '' || raw === 'columnar') return 'columnar';
+  if (raw === 'sql') return 'sql';
+  throw new ConfigError(`REPORT_ENGINE doit valoir columnar ou sql (reçu « ${raw} »)`);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -76,6 +86,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     statementTimeoutMs: positiveInt(env, 'STATEMENT_TIMEOUT_MS', 30_000),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    reportEngine: reportEngine(env.REPORT_ENGINE),
+    reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', 256, 1_000_000),
   };
   Object.defineProperty(config, 'secretKey', { get: secretKey, enumerable: false });
   return Object.freeze(config as Omit<Config, 'secretKey'> as Config);

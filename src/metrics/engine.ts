@@ -13,7 +13,7 @@ export interface ReportRows {
 }
 
 export interface ReportEngine {
-  run(plan: ReportPlan): Promise<ReportRows>;
+  run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows>;
 }
 
 export class SqlReportEngine implements ReportEngine {

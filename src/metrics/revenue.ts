@@ -1,12 +1,13 @@
 // The web application's Reports → Revenue page: one row per UTC day of the period and a totals
-// row, in one SQL statement. Net revenue comes from the API's own definition (S2, S3), so the two
-// agree to the cent: same period (T1), same excluded statuses (S1), sums exact and each rounded
-// once (M1). The totals are rounded from the exact sums, never added from the rounded days.
-import type { ReportSettings } from '../catalog.js';
-import type { Queryable } from '../db/database.js';
-import { addDays, dayStart } from '../query/dates.js';
+// row, computed by the report engine the API uses (S3: no second money path), so the two agree to
+// the cent and the page is as fast as the API: same period (T1), same excluded statuses (S1), net
+// revenue by the one definition (S2), sums exact and rounded once (M1).
+import type { Deduction, MetricId, ReportSettings } from '../catalog.js';
+import { addDays } from '../query/dates.js';
+import { MAX_LIMIT } from '../query/parse.js';
 import { requirePeriod } from '../query/period.js';
-import { netRevenueSql } from '../query/net-revenue.js';
+import { planReport } from '../query/plan.js';
+import type { ReportEngine, ReportRow } from './engine.js';
 
 export interface RevenueDay {
   /** The UTC day, YYYY-MM-DD. */
@@ -35,78 +36,86 @@ export interface RevenueReport {
   totals: Omit<RevenueDay, 'date'>;
 }
 
-// M1: numeric sums are exact; round(numeric, 2) rounds half away from zero, once.
-const money = (sum: string): string => `round(coalesce(${sum}, 0), 2)`;
+type Figures = Omit<RevenueDay, 'date'>;
+const FIGURES: readonly (keyof Figures)[] = [
+  'orders',
+  'grossSales',
+  'refunds',
+  'taxes',
+  'shipping',
+  'fees',
+  'netRevenue',
+];
+
+// Every amount has two decimals, so each engine figure is a whole number of cents: differences
+// and totals are worked in integer cents, never as binary fractions.
+const cents = (amount: unknown): number => Math.round(Number(amount ?? 0) * 100);
 
 /**
- * The per-day revenue table of the organization for the UTC days [from, to] (T1). Days are joined
- * to a generated calendar so that every day appears; GROUPING SETS adds the totals row, summed
- * from the exact daily sums. Every value is a bound parameter; only the fixed net revenue
- * expression (from the deduction names) is written into the statement.
+ * The per-day revenue table of the organization for the UTC days [from, to] (T1). Refunds and fees
+ * are not catalog metrics: each is gross sales minus the net revenue with that one deduction
+ * (S2: net = total − refund_total with `refunds` alone, total − fee_total with `fees` alone).
  */
 export async function revenueReport(
-  db: Queryable,
+  engine: ReportEngine,
   organization: { readonly id: string; readonly settings: ReportSettings },
   from: string,
   to: string,
 ): Promise<RevenueReport> {
   // The API's own rules (P3, P4): a bad day or order is its INVALID_PARAMETER; at most two years.
   const { from: first } = requirePeriod(from, to);
-
-  const net = netRevenueSql(organization.settings.deductions, 'o');
-  const sql = `
-WITH calendar AS (
-  SELECT $2::date + g.n AS day FROM generate_series(0, $3::date - $2::date) AS g(n)
-), per_day AS (
-  SELECT (o.created_at AT TIME ZONE 'UTC')::date AS day,
-    count(*) AS orders,
-    sum(o.total) AS gross_sales,
-    sum(o.refund_total) AS refunds,
-    sum(o.tax_total) AS taxes,
-    sum(o.shipping_total) AS shipping,
-    sum(o.fee_total) AS fees,
-    sum(${net}) AS net_revenue
-  FROM orders o
-  WHERE o.organization_id = $1::bigint
-    AND o.created_at >= $4::timestamptz AND o.created_at < $5::timestamptz
-    AND o.status <> ALL ($6::text[])
-  GROUP BY 1
-)
-SELECT to_char(c.day, 'YYYY-MM-DD') AS date,
-  coalesce(sum(p.orders), 0)::bigint AS orders,
-  ${money('sum(p.gross_sales)')} AS gross_sales,
-  ${money('sum(p.refunds)')} AS refunds,
-  ${money('sum(p.taxes)')} AS taxes,
-  ${money('sum(p.shipping)')} AS shipping,
-  ${money('sum(p.fees)')} AS fees,
-  ${money('sum(p.net_revenue)')} AS net_revenue
-FROM calendar c LEFT JOIN per_day p ON p.day = c.day
-GROUP BY GROUPING SETS ((c.day), ())
-ORDER BY GROUPING(c.day), c.day`;
-  const rows = await db.query(sql, [
-    organization.id,
-    first,
-    to,
-    dayStart(first),
-    dayStart(addDays(to, 1)),
-    organization.settings.excludedStatuses,
+  const byDay = async (metrics: MetricId[], deductions: readonly Deduction[]) => {
+    const settings = { excludedStatuses: organization.settings.excludedStatuses, deductions };
+    const plan = planReport(
+      { dimensions: ['date'], metrics, from: first, to, timezone: 'UTC', limit: MAX_LIMIT },
+      { id: organization.id, settings },
+    );
+    const { rows } = await engine.run(plan);
+    return new Map(rows.map((row) => [String(row.date), row]));
+  };
+  const [main, netOfRefunds, netOfFees] = await Promise.all([
+    byDay(['orders', 'gross_sales', 'net_revenue', 'taxes', 'shipping'], organization.settings.deductions),
+    byDay(['gross_sales', 'net_revenue'], ['refunds']),
+    byDay(['gross_sales', 'net_revenue'], ['fees']),
   ]);
 
+  const deducted = (row: ReportRow | undefined): number =>
+    row === undefined ? 0 : cents(row.gross_sales) - cents(row.net_revenue);
+  const totalCents: Record<keyof Figures, number> = {
+    orders: 0,
+    grossSales: 0,
+    refunds: 0,
+    taxes: 0,
+    shipping: 0,
+    fees: 0,
+    netRevenue: 0,
+  };
   const days: RevenueDay[] = [];
-  let totals: Omit<RevenueDay, 'date'> | undefined;
-  for (const row of rows) {
-    const figures = {
-      orders: Number(row.orders),
-      grossSales: Number(row.gross_sales),
-      refunds: Number(row.refunds),
-      taxes: Number(row.taxes),
-      shipping: Number(row.shipping),
-      fees: Number(row.fees),
-      netRevenue: Number(row.net_revenue),
+  for (let day = first; day <= to; day = addDays(day, 1)) {
+    const row = main.get(day);
+    const dayCents: Record<keyof Figures, number> = {
+      orders: Number(row?.orders ?? 0),
+      grossSales: cents(row?.gross_sales),
+      refunds: deducted(netOfRefunds.get(day)),
+      taxes: cents(row?.taxes),
+      shipping: cents(row?.shipping),
+      fees: deducted(netOfFees.get(day)),
+      netRevenue: cents(row?.net_revenue),
     };
-    if (row.date === null) totals = figures;
-    else days.push({ date: String(row.date), ...figures });
+    for (const figure of FIGURES) totalCents[figure] += dayCents[figure];
+    days.push({ date: day, ...amounts(dayCents) });
   }
-  if (totals === undefined) throw new Error('Revenue report: the totals row is missing');
-  return { from: first, to, days, totals };
+  return { from: first, to, days, totals: amounts(totalCents) };
+}
+
+function amounts(figures: Record<keyof Figures, number>): Figures {
+  return {
+    orders: figures.orders,
+    grossSales: figures.grossSales / 100,
+    refunds: figures.refunds / 100,
+    taxes: figures.taxes / 100,
+    shipping: figures.shipping / 100,
+    fees: figures.fees / 100,
+    netRevenue: figures.netRevenue / 100,
+  };
 }

@@ -1,7 +1,8 @@
 // Reports → Revenue: period picker (UTC days), chart, table per day with totals, CSV download.
-// Figures come from revenueReport(), whose net revenue is the API's own definition (S3).
+// Figures come from revenueReport(), run by the API's own report engine (S3).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSession } from '../auth/sessions.js';
+import type { ReportEngine } from '../metrics/engine.js';
 import { revenueReport, type RevenueDay } from '../metrics/revenue.js';
 import { revenueCsv } from '../metrics/revenue-csv.js';
 import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.js';
@@ -9,6 +10,13 @@ import { revenueChartSvg } from './revenue-chart.js';
 import { html, trusted, type Html } from './html.js';
 import { field, page } from './layout.js';
 import type { WebTools } from './web-tools.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The report engine of the API (src/app.ts), shared so that both give the same figures (S3). */
+    reportEngine: ReportEngine;
+  }
+}
 
 interface Period {
   from: string;
@@ -56,7 +64,7 @@ export async function revenuePage(app: FastifyInstance, tools: WebTools): Promis
     if (chosen.errors.from || chosen.errors.to) {
       return tools.render(reply, page(context, 'Revenus', picker), 400);
     }
-    const report = await revenueReport(tools.db, org, chosen.from, chosen.to);
+    const report = await revenueReport(app.reportEngine, org, chosen.from, chosen.to);
     const row = (label: Html | string, d: Omit<RevenueDay, 'date'>) =>
       html`<th scope="row">${label}</th>
         <td class="num">${d.orders}</td>
@@ -115,7 +123,12 @@ export async function revenuePage(app: FastifyInstance, tools: WebTools): Promis
     const chosen = period(request.query as Record<string, string | undefined>);
     if (chosen.errors.from || chosen.errors.to)
       return reply.code(400).type('text/plain; charset=utf-8').send('Période invalide');
-    const report = await revenueReport(tools.db, session(request).organization, chosen.from, chosen.to);
+    const report = await revenueReport(
+      app.reportEngine,
+      session(request).organization,
+      chosen.from,
+      chosen.to,
+    );
     return reply
       .header('content-disposition', `attachment; filename="revenus-${chosen.from}-${chosen.to}.csv"`)
       .header('cache-control', 'no-store')

@@ -251,23 +251,48 @@ describe('behind a reverse proxy', () => {
 });
 
 describe('unexpected failures', () => {
-  test('E2: an unexpected failure is a 500 JSON with a request id and no internal detail; the server goes on', async () => {
-    const service = await startTestService();
-    try {
-      const { key } = await service.addOrganization('Zeta', [ORDER]);
-      // A real fault: the table the customer metrics read disappears under the running server.
-      await service.db.query('ALTER TABLE customer_first_orders RENAME TO customer_first_orders_gone');
-      const response = await service.get('/api/reports/tabular?metrics=new_customers', key);
-      assert.equal(response.status, 500);
-      const body = await errorOf(response);
-      assert.equal(body.requestId, response.headers.get('x-request-id'));
-      assert.ok(!JSON.stringify(body).includes('customer_first_orders'), 'no SQL detail');
-      assert.equal((await service.get('/api/reports/tabular?metrics=orders', key)).status, 200);
-      await service.db.query('ALTER TABLE customer_first_orders_gone RENAME TO customer_first_orders');
-    } finally {
-      await service.cleanup();
-    }
-  });
+  // A real fault under the running server, for each engine: a table the SQL engine reads, the
+  // data version the columnar engine checks on every request (issue 9).
+  const FAULTS = [
+    {
+      engine: 'sql',
+      table: 'customer_first_orders',
+      from: 'customer_first_orders',
+      to: 'customer_first_orders_gone',
+      column: false,
+    },
+    {
+      engine: 'columnar',
+      table: 'organizations',
+      from: 'data_version',
+      to: 'data_version_gone',
+      column: true,
+    },
+  ] as const;
+  for (const fault of FAULTS)
+    test(`E2: an unexpected failure is a 500 JSON with a request id and no internal detail; the server goes on (${fault.engine} engine)`, async () => {
+      const service = await startTestService({ REPORT_ENGINE: fault.engine });
+      const rename = (from: string, to: string) =>
+        service.db.query(
+          fault.column
+            ? `ALTER TABLE ${fault.table} RENAME COLUMN ${from} TO ${to}`
+            : `ALTER TABLE ${from} RENAME TO ${to}`,
+        );
+      try {
+        const { key } = await service.addOrganization('Zeta', [ORDER]);
+        await rename(fault.from, fault.to);
+        const response = await service.get('/api/reports/tabular?metrics=new_customers', key);
+        assert.equal(response.status, 500);
+        const body = await errorOf(response);
+        assert.equal(body.requestId, response.headers.get('x-request-id'));
+        assert.ok(!JSON.stringify(body).includes(fault.from), 'no SQL detail');
+        assert.equal((await service.get('/api/reports/catalog', key)).status, 200);
+        await rename(fault.to, fault.from);
+        assert.equal((await service.get('/api/reports/tabular?metrics=orders', key)).status, 200);
+      } finally {
+        await service.cleanup();
+      }
+    });
 });
 
 describe('rate limits', () => {

@@ -13,6 +13,7 @@ import type { Queryable } from '../../src/db/database.js';
 import { findOrganization, updateReportSettings, type Organization } from '../../src/domain/organizations.js';
 import { isAppError } from '../../src/errors.js';
 import { revenueCsv } from '../../src/metrics/revenue-csv.js';
+import { SqlReportEngine, type ReportEngine } from '../../src/metrics/engine.js';
 import { revenueReport, type RevenueDay, type RevenueReport } from '../../src/metrics/revenue.js';
 import { addDays, earliestFrom } from '../../src/query/dates.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -124,8 +125,12 @@ async function tabular(query: string): Promise<Record<string, unknown>[]> {
 }
 
 /** The report with the organization's current settings, as the web application would run it. */
-async function report(from = FROM, to = TO, db: Queryable = service.db): Promise<RevenueReport> {
-  return revenueReport(db, await findOrganization(service.db, org.slug), from, to);
+async function report(
+  from = FROM,
+  to = TO,
+  engine: ReportEngine = service.app.reportEngine,
+): Promise<RevenueReport> {
+  return revenueReport(engine, await findOrganization(service.db, org.slug), from, to);
 }
 
 const apiFigures = (r: Pick<RevenueDay, 'orders' | 'grossSales' | 'netRevenue' | 'taxes' | 'shipping'>) => ({
@@ -348,15 +353,15 @@ describe('Revenue report (web application) against the API', () => {
     }
   });
 
-  test('one statement, bound parameters only, filtered by organization', async () => {
+  test('through the SQL engine: bound parameters only, filtered by organization', async () => {
     const statements: { sql: string; params: readonly unknown[] }[] = [];
     const recording: Queryable = {
       query: (sql, params = []) => (statements.push({ sql, params }), service.db.query(sql, params)),
     };
     const hostile = { id: org.id, settings: { excludedStatuses: ["x') OR true --"], deductions: [] } };
-    await revenueReport(recording, hostile, FROM, TO);
-    await report(FROM, TO, recording);
-    assert.equal(statements.length, 2);
+    await revenueReport(new SqlReportEngine(recording), hostile, FROM, TO);
+    await report(FROM, TO, new SqlReportEngine(recording));
+    assert.equal(statements.length, 6); // per report: by day, net of refunds alone, net of fees alone
     for (const { sql, params } of statements) {
       assert.deepEqual(tenantTablesWithoutFilter(sql), [], sql);
       assert.match(sql, /o\.organization_id = \$1/);

@@ -1,0 +1,323 @@
+// The columnar engine against the SQL engine (the reference), issue 9: identical rows and truncated
+// flag on thousands of random plans (fast-check, fixed seed) over edge-case data: orders a
+// microsecond either side of every quarter hour of DST days (the midnights of every zone), excluded
+// first orders, replaced orders, anonymous orders, amounts whose averages end on half cents, empty
+// periods, several stores and countries (missing, empty), statuses that sort differently by code
+// point than by UTF-16 unit, and a second organization with the same customers that must never leak.
+// Then: never stale (X1), memory budget and eviction.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { DIMENSIONS, METRICS, type Deduction, type DimensionId, type MetricId } from '../../src/catalog.js';
+import {
+  createOrganization,
+  findOrganization,
+  updateReportSettings,
+} from '../../src/domain/organizations.js';
+import { importOrderRecords } from '../../src/ingest/import.js';
+import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
+import { SqlReportEngine, type ReportEngine } from '../../src/metrics/engine.js';
+import { addDays } from '../../src/query/dates.js';
+import { planReport, type ReportPlan } from '../../src/query/plan.js';
+import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+const SEED = 9_2026;
+const RUNS_PER_SETTINGS = Number(process.env.DIFFERENTIAL_RUNS ?? 700);
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const STORES = ['https://a.example', 'https://B.example', 'https://z.example/shop'];
+// 'Zeta' < 'completed' by code point; '\uFFFD…' < '𝒮…' by code point but not by UTF-16 unit (T3).
+const STATUSES = ['completed', 'processing', 'refunded', 'pending', 'failed', 'Zeta', '\uFFFDodd', '𝒮tatus'];
+const COUNTRIES = ['FR', 'DE', 'us', undefined, ''];
+const ZONES = [
+  'UTC',
+  'Europe/Paris',
+  'America/New_York',
+  'US/Eastern',
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'Australia/Lord_Howe',
+  'America/Sao_Paulo',
+  'America/Santiago',
+  'Pacific/Kiritimati',
+  'Etc/GMT+12',
+];
+// DST changes in Europe, the US, Lord Howe and Chile (whose clocks skip midnight), and plain days.
+const SPECIAL_DAYS = [
+  '2025-03-09',
+  '2025-03-30',
+  '2025-04-06',
+  '2025-09-07',
+  '2025-10-26',
+  '2025-11-02',
+  '2026-01-01',
+];
+const FIRST_DAY = '2024-11-01';
+const LAST_DAY = '2026-03-31';
+
+type Order = Record<string, string | number>;
+
+function money(random: () => number, max: number): string {
+  return (Math.floor(random() * max * 100) / 100).toFixed(2);
+}
+
+function order(random: () => number, id: string, createdAt: string, customers: number): Order {
+  const total = Number(money(random, 400));
+  const tax = Math.floor(total * 0.2 * 100) / 100;
+  const shipping = random() < 0.5 ? Math.min(4.9, total - tax) : 0;
+  const refund = random() < 0.2 ? Math.floor(random() * total * 100) / 100 : 0;
+  const refundTax = Math.min(tax, Math.floor(refund * 0.2 * 100) / 100);
+  const c = Math.floor(random() * customers);
+  const country = COUNTRIES[Math.floor(random() * COUNTRIES.length)];
+  const roll = random();
+  return {
+    store: STORES[Math.floor(random() * STORES.length)] as string,
+    id,
+    created_at: createdAt,
+    status: STATUSES[Math.floor(random() ** 1.5 * STATUSES.length)] as string,
+    ...(country === undefined ? {} : { billing_country: country }),
+    // A quarter anonymous: no e-mail or an unusable one (U1).
+    ...(roll < 0.15 ? {} : { customer_email: roll < 0.25 ? 'not an e-mail' : ` Client${c}@Example.com ` }),
+    items: Math.floor(random() * 5),
+    total: total.toFixed(2),
+    tax_total: tax.toFixed(2),
+    shipping_total: shipping.toFixed(2),
+    fee_total: random() < 0.3 ? money(random, 3) : '0',
+    refund_total: refund.toFixed(2),
+    refund_tax: refundTax.toFixed(2),
+    refund_shipping: '0',
+  };
+}
+
+/** Every quarter hour of the special days, a microsecond either side and on it, plus random days. */
+function edgeOrders(seed: number, prefix: string, customers: number): Order[] {
+  const random = mulberry32(seed);
+  const orders: Order[] = [];
+  const instant = (ms: number, micro: string) => new Date(ms).toISOString().replace('.000Z', `.${micro}Z`);
+  for (const day of SPECIAL_DAYS) {
+    for (let quarter = -8; quarter < 104; quarter++) {
+      if (random() < 0.5) continue;
+      const at = Date.parse(`${day}T00:00:00Z`) + quarter * 900_000;
+      orders.push(order(random, `${prefix}${orders.length}`, instant(at - 1000, '999999'), customers));
+      orders.push(order(random, `${prefix}${orders.length}`, instant(at, '000000'), customers));
+      orders.push(order(random, `${prefix}${orders.length}`, instant(at, '000001'), customers));
+    }
+  }
+  const span = Date.parse(`${LAST_DAY}T00:00:00Z`) - Date.parse(`${FIRST_DAY}T00:00:00Z`);
+  for (let i = 0; i < 1500; i++) {
+    const at = Date.parse(`${FIRST_DAY}T00:00:00Z`) + Math.floor(random() * span);
+    orders.push(order(random, `${prefix}${orders.length}`, new Date(at).toISOString(), customers));
+  }
+  return orders;
+}
+
+/** Some of the orders again, changed (I2: replaced): another customer, status, instant or amount. */
+function replacements(orders: Order[], seed: number): Order[] {
+  const random = mulberry32(seed);
+  return orders
+    .filter(() => random() < 0.1)
+    .map((o) => ({
+      ...order(random, String(o.id), String(o.created_at), 40),
+      store: o.store as string,
+      ...(random() < 0.3 ? { created_at: '2024-12-31T23:30:00-01:00' } : {}),
+    }));
+}
+
+const day = fc.integer({ min: 0, max: 560 }).map((n) => addDays('2024-10-01', n));
+const settingsVariants: { excludedStatuses: string[] }[] = [
+  { excludedStatuses: ['pending', 'failed', 'cancelled', 'checkout-draft'] },
+  { excludedStatuses: [] },
+  { excludedStatuses: ['completed', 'Zeta', 'unknown-status'] },
+];
+
+function planArbitrary(organizationIds: string[], excludedStatuses: string[]): fc.Arbitrary<ReportPlan> {
+  return fc
+    .record({
+      organizationId: fc.constantFrom(...organizationIds),
+      dimensions: fc.shuffledSubarray(
+        DIMENSIONS.map((d) => d.id as DimensionId),
+        { minLength: 0, maxLength: 5 },
+      ),
+      metrics: fc.shuffledSubarray(
+        METRICS.map((m) => m.id as MetricId),
+        { minLength: 1 },
+      ),
+      first: day,
+      length: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 729 })),
+      timezone: fc.constantFrom(...ZONES),
+      limit: fc.constantFrom(1, 2, 7, 100, 100_000),
+      deductions: fc.subarray<Deduction>(['refunds', 'taxes', 'shipping', 'fees']),
+    })
+    .map((r) =>
+      planReport(
+        {
+          dimensions: r.dimensions,
+          metrics: r.metrics,
+          from: r.first,
+          to: addDays(r.first, r.length),
+          timezone: r.timezone,
+          limit: r.limit,
+        },
+        { id: r.organizationId, settings: { excludedStatuses, deductions: r.deductions } },
+      ),
+    );
+}
+
+describe('columnar engine against the SQL engine', () => {
+  let database: TestDatabase;
+  let sql: SqlReportEngine;
+  let fallbacks: ReportPlan[] = [];
+  const events: SnapshotEvent[] = [];
+  let columnar: ColumnarReportEngine;
+  let a: string;
+  let b: string;
+
+  const counting = (): ReportEngine => ({
+    run: (plan) => {
+      fallbacks.push(plan);
+      return sql.run(plan);
+    },
+  });
+
+  before(async () => {
+    database = await openTestDatabase();
+    sql = new SqlReportEngine(database.db);
+    columnar = new ColumnarReportEngine(database.db, counting(), {
+      memoryBudgetBytes: 64 * 1024 * 1024,
+      buildWaitMs: 60_000,
+      chunkRows: 500, // many chunks, customers cut at chunk ends
+      onEvent: (event) => events.push(event),
+    });
+    a = (await createOrganization(database.db, { name: 'Différentielle A' })).id;
+    b = (await createOrganization(database.db, { name: 'Différentielle B' })).id;
+    const ordersA = edgeOrders(SEED, 'a', 60);
+    await importOrderRecords(database.db, a, ordersA);
+    await importOrderRecords(database.db, a, replacements(ordersA, SEED + 1));
+    // B: the same customers (same e-mails, so the same customer hashes), other orders.
+    await importOrderRecords(database.db, b, edgeOrders(SEED + 2, 'b', 60).slice(0, 900));
+  });
+  after(async () => database?.cleanup());
+
+  test('identical rows and truncation on random plans, for several Report settings', async () => {
+    for (const [n, variant] of settingsVariants.entries()) {
+      // The SQL engine reads first orders from customer_first_orders, kept for the stored settings.
+      await updateReportSettings(database.db, a, variant);
+      await updateReportSettings(database.db, b, variant);
+      await fc.assert(
+        fc.asyncProperty(planArbitrary([a, a, b], variant.excludedStatuses), async (plan) => {
+          assert.deepStrictEqual(await columnar.run(plan), await sql.run(plan));
+        }),
+        { seed: SEED + n, numRuns: RUNS_PER_SETTINGS },
+      );
+    }
+    const answeredBySql = fallbacks.filter((p) => p.timezone !== 'America/Santiago');
+    assert.deepEqual(answeredBySql, [], 'the columnar engine answered every plan itself');
+    assert.ok(events.filter((e) => e.event === 'built').length >= 2);
+  });
+
+  test('never stale: an import, a re-import, a raw update and a deleted store show at the next request (X1)', async () => {
+    const org = await findOrganization(
+      database.db,
+      (await database.db.query('SELECT slug FROM organizations WHERE id = $1', [a]))[0]!.slug as string,
+    );
+    const plan = planReport(
+      {
+        dimensions: ['store'],
+        metrics: ['orders', 'gross_sales', 'unique_customers'],
+        from: '2024-11-01',
+        to: '2026-03-31',
+        timezone: 'UTC',
+        limit: 100,
+      },
+      org,
+    );
+    const check = async (what: string) => {
+      fallbacks = [];
+      assert.deepStrictEqual(await columnar.run(plan), await sql.run(plan), what);
+      assert.deepEqual(fallbacks, [], `${what}: answered from a fresh snapshot`);
+    };
+    await check('before');
+    await importOrderRecords(database.db, a, [
+      {
+        store: 'https://new.example',
+        id: 'n1',
+        created_at: '2025-05-05T10:00:00Z',
+        status: 'completed',
+        items: 1,
+        total: '12.34',
+        customer_email: 'nouveau@example.com',
+      },
+    ]);
+    await check('after an import');
+    await importOrderRecords(database.db, a, [
+      {
+        store: 'https://new.example',
+        id: 'n1',
+        created_at: '2025-05-05T10:00:00Z',
+        status: 'completed',
+        items: 1,
+        total: '99.99',
+      },
+    ]);
+    await check('after a re-import');
+    // Another session, as psql or the CLI would (no application code path involved).
+    await database.db.query(
+      `UPDATE orders SET total = total + 1 WHERE organization_id = $1 AND external_id = 'n1'`,
+      [a],
+    );
+    await check('after a raw update');
+    await database.db.query(
+      `DELETE FROM stores WHERE organization_id = $1 AND address = 'https://new.example'`,
+      [a],
+    );
+    await check('after a store deletion');
+  });
+
+  test('over the memory budget SQL answers, and the least recently used snapshot leaves first', async () => {
+    const small: SnapshotEvent[] = [];
+    const built = events.filter((e) => e.event === 'built');
+    const bytesOf = (id: string) => built.findLast((e) => e.organizationId === id)?.bytes ?? 0;
+    // Room for either snapshot, not for both.
+    fallbacks = [];
+    const engine = new ColumnarReportEngine(database.db, counting(), {
+      memoryBudgetBytes: Math.max(bytesOf(a), bytesOf(b)) + Math.floor(Math.min(bytesOf(a), bytesOf(b)) / 2),
+      buildWaitMs: 60_000,
+      onEvent: (event) => small.push(event),
+    });
+    const planFor = (id: string) =>
+      planReport(
+        {
+          dimensions: ['date'],
+          metrics: ['orders', 'net_revenue'],
+          from: '2025-01-01',
+          to: '2025-12-31',
+          timezone: 'Europe/Paris',
+          limit: 1000,
+        },
+        { id, settings: { excludedStatuses: [], deductions: ['refunds'] } },
+      );
+    for (const id of [a, b, a])
+      assert.deepStrictEqual(await engine.run(planFor(id)), await sql.run(planFor(id)));
+    assert.deepEqual(
+      small.map((e) => e.event),
+      ['built', 'evicted', 'built', 'evicted', 'built'],
+    );
+    assert.equal(fallbacks.length, 0);
+    const tiny = new ColumnarReportEngine(database.db, counting(), {
+      memoryBudgetBytes: 1000,
+      buildWaitMs: 60_000,
+    });
+    assert.deepStrictEqual(await tiny.run(planFor(a)), await sql.run(planFor(a)));
+    assert.equal(fallbacks.length, 1, 'over the budget: answered by SQL');
+  });
+});
