@@ -35,6 +35,8 @@ export interface Config {
   readonly secretKey: Buffer;
   /** REPORT_ENGINE: columnar (in-memory snapshots, SQL as fallback) or sql only (issue 9). */
   readonly reportEngine: 'columnar' | 'sql';
+  /** IMPORT_MAX_BYTES: the largest order file the web application accepts (finding 1). */
+  readonly importMaxBytes: number;
   /** REPORT_MEMORY_MB: memory for the columnar engine's snapshots, all organizations together. */
   readonly reportMemoryMb: number;
 }
@@ -87,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     reportEngine: reportEngine(env.REPORT_ENGINE),
+    importMaxBytes: positiveInt(env, 'IMPORT_MAX_BYTES', 512 * 1024 * 1024, 64 * 1024 ** 3),
     reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', 256, 1_000_000),
   };
   Object.defineProperty(config, 'secretKey', { get: secretKey, enumerable: false });

@@ -16,7 +16,6 @@ export const ERROR_KINDS = {
   CONFLICT: { status: 409, doc: 'The object already exists (operator commands).' },
   RATE_LIMITED: { status: 429, doc: 'Too many requests for this key in the window (R1).' },
   AUTH_FAILURES_LIMITED: { status: 429, doc: 'Too many failed authentications from this address (R2).' },
-  INVALID_IMPORT: { status: 422, doc: 'An order file has invalid lines (I1).' },
   INTERNAL: { status: 500, doc: 'Unexpected failure; the response carries a request id only (E2).' },
   DATABASE_UNAVAILABLE: { status: 503, doc: 'The database cannot be reached; retry later (E2).' },
 } as const;

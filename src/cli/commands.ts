@@ -14,7 +14,7 @@ import {
 } from '../domain/organizations.js';
 import { addStore } from '../domain/stores.js';
 import { addUserToOrganization } from '../domain/users.js';
-import { importOrderFile, type ImportResult } from '../ingest/import.js';
+import { importOrderFile, refusalMessage, type ImportResult } from '../ingest/import.js';
 import { serve } from '../serve.js';
 
 export interface CommandContext {
@@ -130,24 +130,21 @@ export const COMMANDS: Record<string, Command> = {
         const total = { imported: 0, updated: 0, rejected: 0 };
         let failed = false;
         for (const file of context.positionals) {
-          let result: ImportResult;
-          try {
-            result = await importOrderFile(db, org.id, file, {
-              skipInvalid: context.values['skip-invalid'] === true,
-              onProgress: (p) =>
-                context.progress(
-                  `${file} : ${p.lines} lignes lues, ${Math.round(p.ordersPerSecond)} commandes/s`,
-                ),
-            });
-          } catch (error) {
-            if (!(error instanceof AppError && error.code === 'INVALID_IMPORT')) throw error;
-            failed = true;
-            const errors = (error.body.errors ?? []) as ImportResult['errors'];
-            result = { imported: 0, updated: 0, rejected: new Set(errors.map((e) => e.line)).size, errors };
-            context.warn(`${file} : ${error.message}`);
-          }
+          const result: ImportResult = await importOrderFile(db, org.id, file, {
+            skipInvalid: context.values['skip-invalid'] === true,
+            onProgress: (p) =>
+              context.progress(
+                `${file} : ${p.lines} lignes lues, ${Math.round(p.ordersPerSecond)} commandes/s`,
+              ),
+          });
           context.progress('');
+          if (result.refused) {
+            failed = true;
+            context.warn(`${file} : ${refusalMessage(result)}`);
+          }
           for (const e of result.errors) context.warn(`${file}:${e.line} : ${e.field} : ${e.message}`);
+          if (result.errorCount > result.errors.length)
+            context.warn(`${file} : … et ${result.errorCount - result.errors.length} autres erreurs`);
           total.imported += result.imported;
           total.updated += result.updated;
           total.rejected += result.rejected;

@@ -73,8 +73,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     };
     return await command.run(context);
   } catch (error) {
-    if (isAppError(error))
-      return fail(error.message, error.code === 'INVALID_IMPORT' ? { ...error.body } : {});
+    if (isAppError(error)) return fail(error.message);
     if (error instanceof ConfigError || error instanceof UsageError) return fail(error.message);
     const code = (error as { code?: string }).code ?? '';
     if (code.startsWith('ERR_PARSE_ARGS')) return fail(argumentError(code, (error as Error).message));

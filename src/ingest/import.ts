@@ -33,8 +33,20 @@ export interface ImportResult {
   updated: number;
   /** Faulty lines (skipped with skipInvalid, otherwise the import was refused). */
   rejected: number;
+  /** The first MAX_REPORTED_ERRORS errors, in file order (finding 2: memory stays flat). */
   errors: LineError[];
+  /** Every error found, reported or not. */
+  errorCount: number;
+  /** I1: invalid lines without skipInvalid: nothing was written (a result, not an exception). */
+  refused: boolean;
 }
+
+/** What a refused import says, for the CLI and the web page alike. */
+export const refusalMessage = (result: Pick<ImportResult, 'rejected'>): string =>
+  `Import refusé : ${result.rejected} ligne(s) invalide(s), aucune commande n'a été importée`;
+
+/** Errors kept for the report; the others are only counted (finding 2). */
+export const MAX_REPORTED_ERRORS = 1000;
 
 export interface ImportOptions {
   /** `--skip-invalid`: import the valid lines and report the others (I1). */
@@ -214,6 +226,7 @@ async function importEntries(
   const staging = new StagingBuffer(db, organizationId, importId);
   const progress = progressReporter(options.onProgress);
   const errors: LineError[] = [];
+  let errorCount = 0;
   let rejected = 0;
   let lines = 0;
   let merged = false;
@@ -226,20 +239,20 @@ async function importEntries(
           : validateOrder(entry.record, customerKey);
       if (!validation.ok) {
         rejected++;
-        for (const error of validation.errors) errors.push({ line: entry.line, ...error });
+        for (const error of validation.errors) {
+          if (errorCount++ < MAX_REPORTED_ERRORS) errors.push({ line: entry.line, ...error });
+        }
         continue;
       }
       staging.add(entry.line, validation.order);
       if (staging.full) await staging.flush();
     }
     await staging.flush();
-    if (rejected > 0 && options.skipInvalid !== true) {
-      const message = `Import refusé : ${rejected} ligne(s) invalide(s), aucune commande n'a été importée`;
-      throw new AppError('INVALID_IMPORT', message, { rejected, errors });
-    }
+    if (rejected > 0 && options.skipInvalid !== true)
+      return { imported: 0, updated: 0, rejected, errors, errorCount, refused: true };
     const counts = await db.transaction((tx) => mergeStaged(tx, organizationId, importId));
     merged = true;
-    return { ...counts, rejected, errors };
+    return { ...counts, rejected, errors, errorCount, refused: false };
   } finally {
     // I1: a refused or failed import leaves nothing behind (best effort: the database may be gone;
     // DISCARD_ABANDONED then clears the rows a day later).

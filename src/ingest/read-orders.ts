@@ -50,28 +50,77 @@ export async function sniffFormat(input: Readable): Promise<{ format: OrderForma
   return { format: format ?? 'ndjson', input: Readable.from(replay(), { objectMode: false }) };
 }
 
-/** The physical lines of a stream, without their line break (\n or \r\n). */
-async function* physicalLines(input: Readable): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
+/** Longest physical line (finding 1): past it, the line is an error, never held whole. */
+export const MAX_LINE_BYTES = 64 * 1024;
+
+/** A line's text, and whether it ended with \r\n (kept for CSV: a quoted cell keeps its breaks). */
+type PhysicalLine = { text: string; crlf: boolean } | { problem: string };
+
+const NEWLINE = 0x0a;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The physical lines of a stream, without their line break (\n or \r\n), split on bytes: a line
+ * longer than maxBytes is dropped as it streams in (memory stays at one chunk whatever the line),
+ * and a line that is not valid UTF-8 is a problem of its own, never decoded with replacement
+ * characters (finding 13). A newline byte never occurs inside a UTF-8 sequence.
+ */
+export async function* physicalLines(
+  input: Readable,
+  maxBytes = MAX_LINE_BYTES,
+): AsyncGenerator<PhysicalLine> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let tooLong = false;
+  const finish = (): PhysicalLine => {
+    const line = Buffer.concat(parts, size);
+    parts = [];
+    size = 0;
+    if (tooLong) {
+      tooLong = false;
+      return { problem: `ligne trop longue : ${Math.round(maxBytes / 1024)} Kio au plus` };
+    }
+    const crlf = line.length > 0 && line[line.length - 1] === 0x0d;
+    try {
+      return { text: utf8.decode(crlf ? line.subarray(0, -1) : line), crlf };
+    } catch {
+      return { problem: 'octets invalides en UTF-8 : enregistrez le fichier en UTF-8' };
+    }
+  };
+  const keep = (piece: Buffer) => {
+    if (tooLong) return;
+    if (size + piece.length > maxBytes + 1) {
+      tooLong = true; // +1: room for the \r of a \r\n
+      parts = [];
+      size = 0;
+      return;
+    }
+    parts.push(piece);
+    size += piece.length;
+  };
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
-    pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     let start = 0;
-    for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
-      yield pending.slice(start, end > start && pending[end - 1] === '\r' ? end - 1 : end);
+    for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+      keep(bytes.subarray(start, end));
+      yield finish();
       start = end + 1;
     }
-    pending = pending.slice(start);
+    if (start < bytes.length) keep(Buffer.from(bytes.subarray(start)));
   }
-  pending += decoder.end();
-  if (pending !== '') yield pending.endsWith('\r') ? pending.slice(0, -1) : pending;
+  if (size > 0 || tooLong) yield finish();
 }
 
 /** NDJSON: one JSON object a line. */
 export async function* readNdjson(input: Readable): AsyncGenerator<ReadEntry> {
   let line = 0;
-  for await (const raw of physicalLines(input)) {
+  for await (const physical of physicalLines(input)) {
     line++;
+    if ('problem' in physical) {
+      yield { line, error: { field: LINE_FIELD, message: physical.problem } };
+      continue;
+    }
+    const raw = physical.text;
     const text = line === 1 && raw.startsWith(BOM) ? raw.slice(1) : raw;
     if (text.trim() === '') continue;
     let value: unknown;
@@ -106,8 +155,42 @@ function recordOf(header: readonly string[], cells: readonly string[]): Record<s
   return record;
 }
 
+/** Longest CSV record, in characters, quoted line breaks included: an unclosed quote stops there. */
+const MAX_RECORD_CHARS = 1024 * 1024;
+
+interface Stop {
+  line?: number;
+  message?: string;
+}
+
+/**
+ * The stream's text for the CSV parser, line by line through physicalLines: the first line too
+ * long or not UTF-8 ends the text and is noted in `stop` (after it, where records start is not
+ * known). Lines go in batches of about 64 KiB.
+ */
+async function* checkedText(input: Readable, stop: Stop): AsyncGenerator<string> {
+  let line = 0;
+  let batch = '';
+  for await (const physical of physicalLines(input)) {
+    line++;
+    if ('problem' in physical) {
+      stop.line = line;
+      stop.message = physical.problem;
+      break;
+    }
+    batch += physical.crlf ? `${physical.text}\r\n` : `${physical.text}\n`;
+    if (batch.length >= 64 * 1024) {
+      yield batch;
+      batch = '';
+    }
+  }
+  if (batch !== '') yield batch;
+}
+
 /** CSV with a header line; an empty cell is an absent field. */
-export async function* readCsv(input: Readable): AsyncGenerator<ReadEntry> {
+export async function* readCsv(rawInput: Readable): AsyncGenerator<ReadEntry> {
+  const stop: Stop = {};
+  const input = Readable.from(checkedText(rawInput, stop), { objectMode: false });
   // Records come back as arrays, blank lines included, so that line numbers can be counted here:
   // csv-parse's own info.lines miscounts \r\n inside quoted fields. A quote inside an unquoted
   // field is taken literally (relax_quotes), as spreadsheets write it.
@@ -117,6 +200,7 @@ export async function* readCsv(input: Readable): AsyncGenerator<ReadEntry> {
     relax_column_count: true,
     relax_quotes: true,
     record_delimiter: ['\r\n', '\n'],
+    max_record_size: MAX_RECORD_CHARS,
     // A malformed quote is reported as a skip, keeping the records read before it, which a
     // stream error would drop.
     skip_records_with_error: true,
@@ -136,9 +220,9 @@ export async function* readCsv(input: Readable): AsyncGenerator<ReadEntry> {
       : undefined;
   try {
     for await (const cells of parser as AsyncIterable<string[]>) {
-      const stop = unreadable();
-      if (stop) {
-        yield stop;
+      const unread = unreadable();
+      if (unread) {
+        yield unread;
         return;
       }
       records++;
@@ -147,6 +231,13 @@ export async function* readCsv(input: Readable): AsyncGenerator<ReadEntry> {
       if (cells.every((cell) => cell.trim() === '')) continue;
       if (header === undefined) {
         header = cells.map((name) => name.trim());
+        // A column twice would keep one of its values silently (finding 13).
+        const twice = header.find((name, i) => name !== '' && header?.indexOf(name) !== i);
+        if (twice !== undefined) {
+          const message = `colonne « ${twice.slice(0, 60)} » en double dans l'en-tête : fichier refusé`;
+          yield { line: start, error: { field: LINE_FIELD, message } };
+          return;
+        }
         continue;
       }
       if (cells.length !== header.length) {
@@ -156,10 +247,16 @@ export async function* readCsv(input: Readable): AsyncGenerator<ReadEntry> {
       }
       yield { line: start, record: recordOf(header, cells) };
     }
-    const stop = unreadable();
-    if (stop) yield stop;
+    const unread = unreadable();
+    if (unread) yield unread;
+    else if (stop.line !== undefined)
+      yield {
+        line: stop.line,
+        error: { field: LINE_FIELD, message: `${stop.message ?? ''} ; la suite du fichier n'est pas lue` },
+      };
   } finally {
     input.unpipe(parser);
+    input.destroy();
   }
 }
 

@@ -2,7 +2,7 @@
 // any JSON type, or CSV cells, all strings) becomes a typed OrderRecord, or the list of every
 // faulty field of the line (I1 reports them all, not only the first).
 import { customerIdentity } from './customer.js';
-import { normalizeStoreAddress } from './store-address.js';
+import { isValidStoreAddress, normalizeStoreAddress } from './store-address.js';
 
 export interface FieldError {
   field: string;
@@ -32,6 +32,8 @@ export interface OrderRecord {
 export type OrderValidation = { ok: true; order: OrderRecord } | { ok: false; errors: FieldError[] };
 
 const MAX_ITEMS = 2_147_483_647; // the orders.items integer column
+/** Longest text of each field (finding 10): a status or a store shows on every report page. */
+export const FIELD_BOUNDS = { store: 2048, id: 200, status: 200, customer_email: 254 } as const;
 const MAX_AMOUNT_DIGITS = 13; // numeric(16, 2) leaves room for 13 digits before the point
 const INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/;
@@ -111,16 +113,27 @@ function requiredText(value: unknown, fail: Fail): string | undefined {
   return value;
 }
 
+/** Required text of at most `max` characters. */
+const boundedText =
+  (max: number) =>
+  (value: unknown, fail: Fail): string | undefined => {
+    const text = requiredText(value, fail);
+    if (text === undefined || text.length <= max) return text;
+    return fail(`texte trop long : ${text.length} caractères, ${max} au plus`);
+  };
+
+// The same rule as `store add` (finding 13): an http(s) URL, so `=HYPERLINK(…)` is no store.
 function storeAddressOf(value: unknown, fail: Fail): string | undefined {
-  const raw = requiredText(value, fail);
+  const raw = boundedText(FIELD_BOUNDS.store)(value, fail);
   if (raw === undefined) return undefined;
-  const address = normalizeStoreAddress(raw);
-  return address === '' ? fail(`adresse de boutique invalide « ${shown(raw)} »`) : address;
+  return isValidStoreAddress(raw)
+    ? normalizeStoreAddress(raw)
+    : fail(`adresse de boutique invalide « ${shown(raw)} » : URL http(s) attendue`);
 }
 
 // A JSON number id is accepted when it converts exactly (a safe integer) to its decimal text.
 function externalIdOf(value: unknown, fail: Fail): string | undefined {
-  if (typeof value !== 'number') return requiredText(value, fail);
+  if (typeof value !== 'number') return boundedText(FIELD_BOUNDS.id)(value, fail);
   if (Number.isSafeInteger(value)) return String(value);
   return fail(`identifiant numérique inexact « ${shown(value)} » : envoyez-le en texte`);
 }
@@ -145,7 +158,7 @@ function billingCountryOf(value: unknown, fail: Fail): string | null | undefined
 // Checked as text, then only its U1 hash is kept: the email goes no further than this function.
 function customerOf(value: unknown, fail: Fail, customerKey: Buffer): string | null | undefined {
   if (isMissing(value)) return null;
-  const email = requiredText(value, fail);
+  const email = boundedText(FIELD_BOUNDS.customer_email)(value, fail);
   return email === undefined ? undefined : customerIdentity(email, customerKey);
 }
 
@@ -184,7 +197,7 @@ export function validateOrder(
     externalId: check('id', externalIdOf),
     createdAt: check('created_at', createdAtOf),
     // The status is kept exactly as sent (dimension `status`), only checked to be non-blank.
-    status: check('status', requiredText),
+    status: check('status', boundedText(FIELD_BOUNDS.status)),
     billingCountry: check('billing_country', billingCountryOf),
     customer: check('customer_email', (value, fail) => customerOf(value, fail, customerKey)),
     items: check('items', itemsOf),

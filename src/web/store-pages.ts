@@ -4,7 +4,7 @@ import multipart from '@fastify/multipart';
 import type { WebSession } from '../auth/sessions.js';
 import { AppError } from '../errors.js';
 import { addStore, listStores } from '../domain/stores.js';
-import { importOrderStream, type ImportResult, type LineError } from '../ingest/import.js';
+import { importOrderStream, type ImportResult } from '../ingest/import.js';
 import { formatOfFileName } from '../ingest/read-orders.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
@@ -12,13 +12,7 @@ import type { WebTools } from './web-tools.js';
 
 const SHOWN_ERRORS = 200;
 
-function importReport(result: {
-  imported: number;
-  updated: number;
-  rejected: number;
-  errors: LineError[];
-  refused: boolean;
-}): Html {
+function importReport(result: ImportResult): Html {
   const errors = result.errors.slice(0, SHOWN_ERRORS);
   return html`<section class="card" aria-labelledby="import-result" id="import-report">
     <h2 id="import-result">${result.refused ? 'Import refusé' : 'Import terminé'}</h2>
@@ -56,14 +50,17 @@ function importReport(result: {
                 </tbody>
               </table>
             </div>
-            ${result.errors.length > SHOWN_ERRORS ? html`<p class="muted">… et ${result.errors.length - SHOWN_ERRORS} autres erreurs.</p>` : ''}`
+            ${result.errorCount > errors.length ? html`<p class="muted">… et ${result.errorCount - errors.length} autres erreurs.</p>` : ''}`
         : ''
     }
   </section>`;
 }
 
 export async function storePages(app: FastifyInstance, tools: WebTools): Promise<void> {
-  await app.register(multipart, { limits: { files: 1, fileSize: 2 * 1024 * 1024 * 1024, fields: 10 } });
+  // Past IMPORT_MAX_BYTES the file stream fails: the import discards what it staged (I1).
+  await app.register(multipart, {
+    limits: { files: 1, fileSize: tools.importMaxBytes, fields: 10, fieldSize: 1024 },
+  });
   const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
 
   async function storesPage(
@@ -171,9 +168,7 @@ export async function storePages(app: FastifyInstance, tools: WebTools): Promise
   app.post('/settings/stores/import', { preHandler: tools.requireSession }, async (request, reply) => {
     let skipInvalid = false;
     let checked = false;
-    let outcome:
-      | { imported: number; updated: number; rejected: number; errors: LineError[]; refused: boolean }
-      | undefined;
+    let outcome: ImportResult | undefined;
     for await (const part of request.parts()) {
       if (part.type === 'field' && part.fieldname === '_csrf') {
         request.multipartCsrf = String(part.value);
@@ -201,26 +196,10 @@ export async function storePages(app: FastifyInstance, tools: WebTools): Promise
           `Fichier « ${part.filename} » : extension .ndjson, .jsonl ou .csv attendue`,
         );
       }
-      try {
-        const result: ImportResult = await importOrderStream(
-          tools.db,
-          session(request).organization.id,
-          part.file,
-          format,
-          { skipInvalid },
-        );
-        outcome = { ...result, refused: false };
-      } catch (error) {
-        if (!(error instanceof AppError && error.code === 'INVALID_IMPORT')) throw error;
-        const errors = (error.body.errors ?? []) as LineError[];
-        outcome = {
-          imported: 0,
-          updated: 0,
-          rejected: new Set(errors.map((e) => e.line)).size,
-          errors,
-          refused: true,
-        };
-      }
+      outcome = await importOrderStream(tools.db, session(request).organization.id, part.file, format, {
+        skipInvalid,
+      });
+      part.file.resume(); // a refused file may not have been read to its end
     }
     if (!outcome) throw new AppError('INVALID_PARAMETER', 'Aucun fichier reçu');
     const context = tools.context(request, reply);

@@ -112,6 +112,7 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
     render: (reply, page, status = 200) =>
       reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page.text),
     cookieSecure: (request) => request.protocol === 'https',
+    importMaxBytes: deps.config.importMaxBytes,
   };
 
   // Web errors are pages, not JSON: the same catalogue of messages, shown to a person.
@@ -121,11 +122,13 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
       (error as { code?: string }).code === 'FST_CSRF_INVALID_TOKEN' ||
       (error as { code?: string }).code === 'FST_CSRF_MISSING_SECRET'
         ? 'Formulaire expiré ou invalide : rechargez la page et réessayez.'
-        : isAppError(error) && status < 500
-          ? error.message
-          : status < 500
-            ? 'Requête invalide.'
-            : `Erreur interne (référence ${request.id}).`;
+        : (error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE'
+          ? `Fichier trop volumineux : ${Math.floor(deps.config.importMaxBytes / 1024 ** 2)} Mio au plus (IMPORT_MAX_BYTES). Aucune commande n’a été importée ; découpez le fichier ou importez-le avec la commande sales-metrics import.`
+          : isAppError(error) && status < 500
+            ? error.message
+            : status < 500
+              ? 'Requête invalide.'
+              : `Erreur interne (référence ${request.id}).`;
     if (status >= 500) request.log.error({ err: error }, 'web page failed');
     const context: PageContext = {
       session: request.webSession,

@@ -12,4 +12,6 @@ export interface WebTools {
   requireSession(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   render(reply: FastifyReply, html: { text: string }, status?: number): FastifyReply;
   cookieSecure(request: FastifyRequest): boolean;
+  /** IMPORT_MAX_BYTES. */
+  readonly importMaxBytes: number;
 }

@@ -4,9 +4,13 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { importOrderFile, importOrderRecords, importOrderStream } from '../../src/ingest/import.js';
+import {
+  importOrderFile,
+  importOrderRecords,
+  importOrderStream,
+  refusalMessage,
+} from '../../src/ingest/import.js';
 import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
-import { AppError } from '../../src/errors.js';
 import type { Database } from '../../src/db/database.js';
 import { customerIdentity, customerKeyOf } from '../../src/ingest/customer.js';
 
@@ -140,7 +144,14 @@ const NDJSON_ORDERS = [
 
 test('I1, I2: an NDJSON file imports every order exactly as sent, amounts as exact decimals', async () => {
   const result = await importOrderFile(db, org, fixture('orders.ndjson'));
-  assert.deepEqual(result, { imported: 4, updated: 0, rejected: 0, errors: [] });
+  assert.deepEqual(result, {
+    imported: 4,
+    updated: 0,
+    rejected: 0,
+    errors: [],
+    errorCount: 0,
+    refused: false,
+  });
   assert.deepEqual(await storedOrders(), NDJSON_ORDERS);
   // U1, U2: alice's two orders on two stores are one customer; the unusable email is anonymous.
   assert.deepEqual(await firstOrders(), {
@@ -154,14 +165,28 @@ test('I1, I2: an NDJSON file imports every order exactly as sent, amounts as exa
 test('I2: re-importing the same file replaces the orders and duplicates nothing', async () => {
   await importOrderFile(db, org, fixture('orders.ndjson'));
   const again = await importOrderFile(db, org, fixture('orders.ndjson'));
-  assert.deepEqual(again, { imported: 0, updated: 4, rejected: 0, errors: [] });
+  assert.deepEqual(again, {
+    imported: 0,
+    updated: 4,
+    rejected: 0,
+    errors: [],
+    errorCount: 0,
+    refused: false,
+  });
   assert.deepEqual(await storedOrders(), NDJSON_ORDERS);
   assert.equal(await count('stores'), 2);
 });
 
 test('a CSV file with quoted commas and line breaks imports like NDJSON; empty cells are absent', async () => {
   const result = await importOrderFile(db, org, fixture('orders.csv'));
-  assert.deepEqual(result, { imported: 3, updated: 0, rejected: 0, errors: [] });
+  assert.deepEqual(result, {
+    imported: 3,
+    updated: 0,
+    rejected: 0,
+    errors: [],
+    errorCount: 0,
+    refused: false,
+  });
   const [first, second, third] = await storedOrders();
   assert.deepEqual(first, {
     store: 'https://boutique.example.fr',
@@ -217,14 +242,12 @@ function assertErrors(actual: unknown, expected: typeof INVALID_FILE_ERRORS): vo
 }
 
 test('I1: an invalid file writes nothing and reports every faulty line and field', async () => {
-  await assert.rejects(importOrderFile(db, org, fixture('invalid.ndjson')), (error: unknown) => {
-    assert.ok(error instanceof AppError);
-    assert.equal(error.code, 'INVALID_IMPORT');
-    assert.equal(error.status, 422);
-    assert.match(error.message, /5 ligne\(s\) invalide\(s\)/);
-    assertErrors(error.body.errors, INVALID_FILE_ERRORS);
-    return true;
-  });
+  const result = await importOrderFile(db, org, fixture('invalid.ndjson'));
+  assert.equal(result.refused, true);
+  assert.deepEqual([result.imported, result.updated, result.rejected], [0, 0, 5]);
+  assert.match(refusalMessage(result), /5 ligne\(s\) invalide\(s\)/);
+  assertErrors(result.errors, INVALID_FILE_ERRORS);
+  assert.equal(result.errorCount, INVALID_FILE_ERRORS.length);
   for (const table of ['orders', 'stores', 'customer_first_orders', 'import_staging', 'import_customers']) {
     assert.equal(await count(table), 0, table);
   }
@@ -335,7 +358,7 @@ test("tenancy: one organization's import never touches another organization's ro
   await importOrderRecords(db, org, [
     order('1001', '2025-01-02T00:00:00Z', { customer_email: 'bob@example.be' }),
   ]);
-  await assert.rejects(importOrderFile(db, org, fixture('invalid.ndjson')), AppError);
+  assert.equal((await importOrderFile(db, org, fixture('invalid.ndjson'))).refused, true);
   assert.deepEqual(
     [await storedOrders(other), await firstOrders(other), await count('stores', other)],
     before,
@@ -369,7 +392,14 @@ test('importOrderStream reads CSV from any stream; a missing file is NOT_FOUND',
   const csv =
     'store,id,created_at,status,items,total\nhttps://s.example,1,2026-01-01T00:00:00Z,completed,1,5\n';
   const result = await importOrderStream(db, org, Readable.from([csv]), 'csv');
-  assert.deepEqual(result, { imported: 1, updated: 0, rejected: 0, errors: [] });
+  assert.deepEqual(result, {
+    imported: 1,
+    updated: 0,
+    rejected: 0,
+    errors: [],
+    errorCount: 0,
+    refused: false,
+  });
   await assert.rejects(importOrderFile(db, org, fixture('missing.ndjson')), { code: 'NOT_FOUND' });
 });
 

@@ -1,0 +1,210 @@
+// Issue 7: order imports tried as an attacker and a careless user would (findings 1, 2, 13, and
+// the upload bound), through the browser's form over real HTTP and through the CLI.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { createOrganization, type Organization } from '../../../src/domain/organizations.js';
+import { addUserToOrganization } from '../../../src/domain/users.js';
+import { importOrderFile, importOrderStream, MAX_REPORTED_ERRORS } from '../../../src/ingest/import.js';
+import { runCli } from '../../helpers/processes.js';
+import { startTestService, type TestService } from '../../helpers/service.js';
+import { Client } from '../../helpers/web-client.js';
+
+const VALID = {
+  store: 'https://shop.example',
+  id: '1',
+  created_at: '2026-03-01T10:00:00Z',
+  status: 'completed',
+  items: 1,
+  total: '10.00',
+};
+
+describe('issue 7: imports', () => {
+  let service: TestService;
+  let org: Organization;
+  let client: Client;
+  let dir: string;
+  const count = async (table: string) =>
+    (
+      await service.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${table} WHERE organization_id = $1`,
+        [org.id],
+      )
+    )[0]?.n;
+
+  before(async () => {
+    service = await startTestService({ IMPORT_MAX_BYTES: String(30 * 1024 * 1024) });
+    org = await createOrganization(service.db, { name: 'Imports' });
+    await addUserToOrganization(service.db, org.id, 'imports@example.com', 'long enough password');
+    client = new Client(service.baseUrl);
+    assert.equal((await client.login('imports@example.com')).status, 303);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'abuse-import-'));
+  });
+  after(async () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await service.cleanup();
+  });
+
+  /** Probes /healthz every 20 ms while `work` runs; the slowest answer, in ms. */
+  async function slowestHealthCheck(work: () => Promise<unknown>): Promise<number> {
+    let running = true;
+    let slowest = 0;
+    const probes = (async () => {
+      while (running) {
+        const started = performance.now();
+        await (await fetch(`${service.baseUrl}/healthz`)).arrayBuffer();
+        slowest = Math.max(slowest, performance.now() - started);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    try {
+      await work();
+    } finally {
+      running = false;
+      await probes;
+    }
+    return slowest;
+  }
+
+  const upload = async (name: string, content: Blob) =>
+    client.upload(
+      '/settings/stores/import',
+      { _csrf: await client.token('/settings/stores') },
+      { name, content },
+    );
+
+  test('finding 1: a 20 MB line through the browser is refused as that line’s error; /healthz keeps answering; nothing is written', async () => {
+    const line = `{"store":"https://shop.example","id":"big","status":"${'x'.repeat(20 * 1024 * 1024)}"}`;
+    const file = new Blob([
+      `${JSON.stringify(VALID)}\n`,
+      line,
+      `\n${JSON.stringify({ ...VALID, id: '3' })}\n`,
+    ]);
+    let response: Response | undefined;
+    const started = performance.now();
+    const slowest = await slowestHealthCheck(async () => {
+      response = await upload('long.ndjson', file);
+    });
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(response?.status, 422);
+    const page = await response!.text();
+    assert.match(page, /<td>2<\/td>\s*<td>\(ligne\)<\/td>\s*<td>ligne trop longue : 64 Kio au plus<\/td>/);
+    assert.ok(page.length < 100_000, 'the answer does not echo the line');
+    assert.ok(slowest < 100, `slowest /healthz ${slowest.toFixed(0)} ms`);
+    assert.ok(seconds < 10, `${seconds.toFixed(1)} s`);
+    assert.equal(await count('orders'), 0);
+    assert.equal(await count('import_staging'), 0);
+  });
+
+  test('finding 1: a file over IMPORT_MAX_BYTES is refused in French and nothing is written', async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 120_000; i++) lines.push(JSON.stringify({ ...VALID, id: `big-${i}` }));
+    const file = new Blob([lines.join('\n')]);
+    assert.ok(file.size > (30 * 1024 * 1024) / 3, 'a file of several megabytes');
+    const small = await startTestService({ IMPORT_MAX_BYTES: String(1024 * 1024) });
+    try {
+      const other = await createOrganization(small.db, { name: 'Petit' });
+      await addUserToOrganization(small.db, other.id, 'small@example.com', 'long enough password');
+      const browser = new Client(small.baseUrl);
+      await browser.login('small@example.com');
+      const response = await browser.upload(
+        '/settings/stores/import',
+        { _csrf: await browser.token('/settings/stores') },
+        { name: 'big.ndjson', content: file },
+      );
+      assert.equal(response.status, 413);
+      assert.match(await response.text(), /Fichier trop volumineux : 1 Mio au plus/);
+      const orders = await small.db.query('SELECT 1 FROM orders LIMIT 1');
+      assert.equal(orders.length, 0);
+      assert.equal((await small.db.query('SELECT 1 FROM import_staging LIMIT 1')).length, 0);
+    } finally {
+      await small.cleanup();
+    }
+  });
+
+  test('finding 2: a file of millions of errors keeps the first 1,000 and a count, in flat memory', async () => {
+    const lines = 1_000_000; // `{}`: six missing fields a line, 3 bytes a line
+    const input = Readable.from(
+      (function* () {
+        const block = Buffer.from('{}\n'.repeat(10_000));
+        for (let sent = 0; sent < lines; sent += 10_000) yield block;
+      })(),
+    );
+    global.gc?.();
+    const heapBefore = process.memoryUsage().heapUsed;
+    let heapPeak = heapBefore;
+    const result = await importOrderStream(service.db, org.id, input, 'ndjson', {
+      onProgress: () => (heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed)),
+    });
+    assert.equal(result.refused, true);
+    assert.equal(result.rejected, lines);
+    assert.equal(result.errors.length, MAX_REPORTED_ERRORS);
+    assert.equal(result.errorCount, 6 * lines);
+    assert.ok(
+      heapPeak - heapBefore < 150 * 1024 ** 2,
+      `heap grew by ${((heapPeak - heapBefore) / 1024 ** 2).toFixed(0)} MB`,
+    );
+    assert.equal(await count('import_staging'), 0);
+  });
+
+  test('finding 2: the CLI lists the first 1,000 errors and says how many more', async () => {
+    const file = path.join(dir, 'empty-objects.ndjson');
+    fs.writeFileSync(file, '{}\n'.repeat(50_000));
+    const env: Record<string, string> = service.config.databaseUrl
+      ? { DATABASE_URL: service.config.databaseUrl, SECRET_KEY: service.config.secretKey.toString('hex') }
+      : { DATA_DIR: service.config.dataDir };
+    const cli = await runCli(['import', '--org', org.slug, file], env);
+    assert.equal(cli.code, 1, cli.stderr);
+    const listed = cli.stderr.split('\n').filter((l) => l.startsWith(`${file}:`));
+    assert.equal(listed.length, MAX_REPORTED_ERRORS);
+    assert.match(cli.stderr, /… et 299000 autres erreurs/);
+    assert.match(cli.stdout, /0 commandes importées, 0 remplacées, 50000 lignes refusées/);
+  });
+
+  test('finding 13: Latin-1 bytes, a column twice, an unclosed quote and a formula as store are refused, each on its line', async () => {
+    const cases: [string, Buffer | string, number, RegExp][] = [
+      [
+        'latin1.ndjson',
+        Buffer.concat([
+          Buffer.from(`${JSON.stringify(VALID)}\n{"store":"https://shop.example","id":"2","status":"r`),
+          Buffer.from([0xe9]),
+          Buffer.from('gl"}\n'),
+        ]),
+        2,
+        /UTF-8/,
+      ],
+      ['twice.csv', 'store,id,created_at,status,items,total,total\n', 1, /« total » en double/],
+      [
+        'quote.csv',
+        'store,id,created_at,status,items,total\nhttps://shop.example,1,2026-03-01T10:00:00Z,"open,1,10.00\nhttps://shop.example,2,2026-03-01T10:00:00Z,ok,1,10.00\n',
+        2,
+        /guillemet|quote|CSV illisible/i,
+      ],
+      [
+        'formula.ndjson',
+        `${JSON.stringify({ ...VALID, store: '=HYPERLINK("https://evil.example","clic")' })}\n`,
+        1,
+        /adresse de boutique invalide .* URL http\(s\) attendue/,
+      ],
+    ];
+    for (const [name, content, line, message] of cases) {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, content);
+      const result = await importOrderFile(service.db, org.id, file);
+      assert.equal(result.refused, true, name);
+      const error = result.errors.find((e) => e.line === line);
+      assert.ok(error, `${name}: an error on line ${line}: ${JSON.stringify(result.errors)}`);
+      assert.match(error.message, message, name);
+      const lines = String(content).split('\n').length;
+      assert.ok(
+        result.errors.every((e) => e.line >= 1 && e.line <= lines),
+        `${name}: lines the file has`,
+      );
+    }
+    assert.equal(await count('orders'), 0);
+    assert.equal(await count('stores'), 0);
+  });
+});
