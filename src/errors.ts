@@ -17,6 +17,10 @@ export const ERROR_KINDS = {
   RATE_LIMITED: { status: 429, doc: 'Too many requests for this key in the window (R1).' },
   AUTH_FAILURES_LIMITED: { status: 429, doc: 'Too many failed authentications from this address (R2).' },
   INTERNAL: { status: 500, doc: 'Unexpected failure; the response carries a request id only (E2).' },
+  SERVICE_BUSY: {
+    status: 503,
+    doc: 'Too much work at once (reports or imports): nothing was done; retry after Retry-After.',
+  },
   DATABASE_UNAVAILABLE: { status: 503, doc: 'The database cannot be reached; retry later (E2).' },
 } as const;
 

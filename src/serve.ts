@@ -4,6 +4,7 @@ import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { buildApp } from './app.js';
 import { seedDemo, printDemo, type DemoAccess } from './demo/seed.js';
+import { recoverInterruptedImports } from './ingest/jobs.js';
 
 export async function serve(config: Config): Promise<void> {
   const db = await openDatabase(config, { role: 'server' });
@@ -11,6 +12,10 @@ export async function serve(config: Config): Promise<void> {
   let demo: DemoAccess | undefined;
   try {
     await migrate(db);
+    // Imports killed with a previous process: failed, their staged rows gone (finding 7). On the
+    // embedded database this server is the only process, so every unfinished job was killed.
+    const interrupted = await recoverInterruptedImports(db, { everyJob: db.engine === 'embedded' });
+    if (interrupted > 0) process.stderr.write(`${interrupted} import(s) interrompu(s) marqué(s) en échec\n`);
     demo = config.demo ? await seedDemo(db, (line) => process.stderr.write(`${line}\n`)) : undefined;
     app = await buildApp(config, { db });
     await app.listen({ port: config.port, host: config.host });

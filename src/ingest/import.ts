@@ -18,13 +18,19 @@ import {
   type ReadEntry,
 } from './read-orders.js';
 import { customerKeyOf } from './customer.js';
+import {
+  HEARTBEAT_MS,
+  beat,
+  createJob,
+  finishJob,
+  markRunning,
+  recoverInterruptedImports,
+  type JobOrigin,
+  type LineError,
+} from './jobs.js';
 import { validateOrder, type OrderRecord } from './validate-order.js';
 
-export interface LineError {
-  line: number;
-  field: string;
-  message: string;
-}
+export type { LineError } from './jobs.js';
 
 export interface ImportResult {
   /** New orders. */
@@ -53,6 +59,11 @@ export interface ImportOptions {
   skipInvalid?: boolean;
   /** Called about every 0.5 s while the file is read (I3). */
   onProgress?: (progress: { lines: number; ordersPerSecond: number }) => void;
+  /** The queued job this import runs (the browser's imports); else a job is created. */
+  jobId?: string;
+  /** Who started it and from which file, for the job row. */
+  origin?: JobOrigin;
+  fileName?: string;
 }
 
 const STAGING_BATCH = 5_000;
@@ -142,7 +153,6 @@ interface MergedChunk extends Record<string, unknown> {
 
 const DISCARD_STAGED = 'DELETE FROM import_staging WHERE organization_id = $1 AND import_id = $2';
 const DISCARD_CUSTOMERS = 'DELETE FROM import_customers WHERE organization_id = $1 AND import_id = $2';
-const DISCARD_ABANDONED = `DELETE FROM import_staging WHERE organization_id = $1 AND staged_at < now() - interval '1 day'`;
 
 /** Valid orders waiting for their batch statement: at most STAGING_BATCH of them. */
 class StagingBuffer {
@@ -219,9 +229,18 @@ async function importEntries(
   entries: AsyncIterable<ReadEntry>,
   options: ImportOptions,
 ): Promise<ImportResult> {
-  // A killed import leaves its staged rows behind; a day later no import can still be running.
-  await db.query(DISCARD_ABANDONED, [organizationId]);
-  const importId = crypto.randomUUID();
+  // A killed import leaves its staged rows behind: its heartbeat has stopped (finding 7).
+  await recoverInterruptedImports(db, { everyJob: false });
+  const importId = options.jobId ?? crypto.randomUUID();
+  if (options.jobId) await markRunning(db, importId);
+  else
+    await createJob(db, {
+      id: importId,
+      organizationId,
+      origin: options.origin ?? 'cli',
+      state: 'running',
+      ...(options.fileName ? { fileName: options.fileName } : {}),
+    });
   const customerKey = customerKeyOf(db.secretKey); // U1: only the hash is staged, never the email
   const staging = new StagingBuffer(db, organizationId, importId);
   const progress = progressReporter(options.onProgress);
@@ -230,9 +249,16 @@ async function importEntries(
   let rejected = 0;
   let lines = 0;
   let merged = false;
+  let finished = false;
+  const started = Date.now();
+  let beaten = started;
   try {
     for await (const entry of entries) {
       progress(++lines);
+      if (lines % 1024 === 0 && Date.now() - beaten >= HEARTBEAT_MS) {
+        beaten = Date.now();
+        await beat(db, importId, { lines, ordersPerSecond: Math.round((lines * 1000) / (beaten - started)) });
+      }
       const validation =
         'error' in entry
           ? { ok: false as const, errors: [entry.error] }
@@ -248,12 +274,23 @@ async function importEntries(
       if (staging.full) await staging.flush();
     }
     await staging.flush();
-    if (rejected > 0 && options.skipInvalid !== true)
-      return { imported: 0, updated: 0, rejected, errors, errorCount, refused: true };
+    if (rejected > 0 && options.skipInvalid !== true) {
+      const result = { imported: 0, updated: 0, rejected, errors, errorCount, refused: true };
+      await finishJob(db, importId, { state: 'refused', lines, ...result });
+      finished = true;
+      return result;
+    }
     const counts = await db.transaction((tx) => mergeStaged(tx, organizationId, importId));
     merged = true;
-    return { ...counts, rejected, errors, errorCount, refused: false };
+    const result = { ...counts, rejected, errors, errorCount, refused: false };
+    await finishJob(db, importId, { state: 'succeeded', lines, ...result }).catch(() => undefined);
+    finished = true;
+    return result;
   } finally {
+    if (!finished) {
+      const message = 'Import échoué : une erreur interne l’a arrêté, aucune commande n’a été importée.';
+      await finishJob(db, importId, { state: 'failed', message }).catch(() => undefined);
+    }
     // I1: a refused or failed import leaves nothing behind (best effort: the database may be gone;
     // DISCARD_ABANDONED then clears the rows a day later).
     if (!merged) await discardStaged(db, organizationId, importId).catch(() => undefined);

@@ -56,13 +56,16 @@ dialog[open]:not(:modal) { position: static; margin: 0 0 1rem; width: 100%; max-
 export const APP_JS = `
 const importForm = document.getElementById('import-form');
 if (importForm) importForm.addEventListener('submit', (event) => {
-  // Upload with a progress bar; the server's answer (the import report) replaces the page.
+  // Upload with a progress bar, then on to the import's page (or the error page the server sent).
   event.preventDefault();
   const bar = document.getElementById('import-progress');
   bar.hidden = false;
   const request = new XMLHttpRequest();
   request.upload.addEventListener('progress', (e) => { if (e.lengthComputable) bar.value = Math.round((e.loaded / e.total) * 100); });
-  request.addEventListener('load', () => { document.open(); document.write(request.responseText); document.close(); });
+  request.addEventListener('load', () => {
+    if (request.responseURL.includes('/settings/stores/imports/')) { location.assign(request.responseURL); return; }
+    document.open(); document.write(request.responseText); document.close();
+  });
   request.open('POST', importForm.action);
   request.send(new FormData(importForm));
 });

@@ -51,11 +51,18 @@ function header(context: PageContext): HtmlValue {
   </header>`;
 }
 
-export function page(context: PageContext, title: string, body: HtmlValue, notice?: string): Html {
+export function page(
+  context: PageContext,
+  title: string,
+  body: HtmlValue,
+  notice?: string,
+  options: { refreshSeconds?: number } = {},
+): Html {
   return html`<!doctype html>
     <html lang="fr">
       <head>
         <meta charset="utf-8" />
+        ${options.refreshSeconds ? html`<meta http-equiv="refresh" content="${options.refreshSeconds}" />` : ''}
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Sales Metrics</title>
         <link rel="stylesheet" href="/assets/app.css" />

@@ -4,7 +4,11 @@ import multipart from '@fastify/multipart';
 import type { WebSession } from '../auth/sessions.js';
 import { AppError } from '../errors.js';
 import { addStore, listStores } from '../domain/stores.js';
-import { importOrderStream, type ImportResult } from '../ingest/import.js';
+import fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { BackgroundImports } from '../ingest/background.js';
+import type { ImportResult } from '../ingest/import.js';
+import { findJob, type ImportJob } from '../ingest/jobs.js';
 import { formatOfFileName } from '../ingest/read-orders.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
@@ -62,6 +66,10 @@ export async function storePages(app: FastifyInstance, tools: WebTools): Promise
     limits: { files: 1, fileSize: tools.importMaxBytes, fields: 10, fieldSize: 1024 },
   });
   const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
+  const imports = new BackgroundImports(tools.db, (error, jobId) =>
+    app.log.error({ err: error, jobId }, 'background import failed'),
+  );
+  app.addHook('onClose', async () => imports.close());
 
   async function storesPage(
     request: FastifyRequest,
@@ -164,11 +172,13 @@ export async function storePages(app: FastifyInstance, tools: WebTools): Promise
     },
   );
 
-  // A multipart body is streamed, so the CSRF token is the form's first field, checked before the file.
+  // A multipart body is streamed, so the CSRF token is the form's first field, checked before the
+  // file. The file is spooled to a private file, then imported in the background (finding 7): the
+  // answer is the job's page, at once, whatever the file's size.
   app.post('/settings/stores/import', { preHandler: tools.requireSession }, async (request, reply) => {
     let skipInvalid = false;
     let checked = false;
-    let outcome: ImportResult | undefined;
+    let jobId: string | undefined;
     for await (const part of request.parts()) {
       if (part.type === 'field' && part.fieldname === '_csrf') {
         request.multipartCsrf = String(part.value);
@@ -188,25 +198,67 @@ export async function storePages(app: FastifyInstance, tools: WebTools): Promise
       }
       if (part.type === 'field' && part.fieldname === 'skip_invalid') skipInvalid = part.value === '1';
       if (part.type !== 'file') continue;
-      const format = formatOfFileName(part.filename);
-      if (!format) {
+      if (!formatOfFileName(part.filename)) {
         part.file.resume();
         throw new AppError(
           'INVALID_PARAMETER',
-          `Fichier « ${part.filename} » : extension .ndjson, .jsonl ou .csv attendue`,
+          `Fichier « ${part.filename.slice(0, 100)} » : extension .ndjson, .jsonl ou .csv attendue`,
         );
       }
-      outcome = await importOrderStream(tools.db, session(request).organization.id, part.file, format, {
+      const spooled = imports.spoolPath();
+      try {
+        // Past IMPORT_MAX_BYTES the upload stream fails (FST_REQ_FILE_TOO_LARGE): nothing is queued.
+        await pipeline(part.file, fs.createWriteStream(spooled, { flags: 'wx', mode: 0o600 }));
+      } catch (error) {
+        await fs.promises.rm(spooled, { force: true });
+        throw error;
+      }
+      jobId = await imports.submit({
+        organizationId: session(request).organization.id,
+        file: spooled,
+        fileName: part.filename,
         skipInvalid,
       });
-      part.file.resume(); // a refused file may not have been read to its end
     }
-    if (!outcome) throw new AppError('INVALID_PARAMETER', 'Aucun fichier reçu');
-    const context = tools.context(request, reply);
-    return tools.render(
-      reply,
-      await storesPage(request, context, { report: importReport(outcome) }),
-      outcome.refused ? 422 : 200,
-    );
+    if (!jobId) throw new AppError('INVALID_PARAMETER', 'Aucun fichier reçu');
+    return reply.redirect(`/settings/stores/imports/${jobId}`, 303);
   });
+
+  app.get<{ Params: { id: string } }>(
+    '/settings/stores/imports/:id',
+    { preHandler: tools.requireSession },
+    async (request, reply) => {
+      const job = await findJob(tools.db, session(request).organization.id, request.params.id);
+      if (!job) throw new AppError('NOT_FOUND', 'Import inconnu.');
+      const context = tools.context(request, reply);
+      const pending = job.state === 'queued' || job.state === 'running';
+      return tools.render(
+        reply,
+        page(context, 'Import de commandes', jobView(job), undefined, pending ? { refreshSeconds: 2 } : {}),
+        job.state === 'refused' ? 422 : 200,
+      );
+    },
+  );
+}
+
+function jobView(job: ImportJob): Html {
+  const file = job.fileName ? html` du fichier « ${job.fileName} »` : '';
+  if (job.state === 'queued')
+    return html`<p class="notice" role="status" id="import-state">
+      Import${file} en attente : il commence dès que l’import précédent est fini. Cette page se met à jour
+      seule.
+    </p>`;
+  if (job.state === 'running')
+    return html`<p class="notice" role="status" id="import-state">
+      Import${file} en cours : ${job.linesRead.toLocaleString('fr-FR')} lignes lues
+      (${job.ordersPerSecond.toLocaleString('fr-FR')} commandes/s). Cette page se met à jour seule.
+    </p>`;
+  if (job.state === 'failed')
+    return html`<section class="card" id="import-report">
+      <h2>Import échoué</h2>
+      <p class="alert" role="alert">${job.message ?? 'Import échoué.'}</p>
+      <p><a href="/settings/stores">Retour aux boutiques</a></p>
+    </section>`;
+  return html`${importReport({ ...job, errors: [...job.errors], refused: job.state === 'refused' })}
+    <p><a href="/settings/stores">Retour aux boutiques</a></p>`;
 }

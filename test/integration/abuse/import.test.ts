@@ -5,11 +5,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
+import { openDatabase } from '../../../src/db/database.js';
 import { createOrganization, type Organization } from '../../../src/domain/organizations.js';
 import { addUserToOrganization } from '../../../src/domain/users.js';
 import { importOrderFile, importOrderStream, MAX_REPORTED_ERRORS } from '../../../src/ingest/import.js';
-import { runCli } from '../../helpers/processes.js';
+import { freshConfig, testOn } from '../../helpers/database.js';
+import { BIN, runCli, startServer } from '../../helpers/processes.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { Client } from '../../helpers/web-client.js';
 
@@ -76,6 +79,20 @@ describe('issue 7: imports', () => {
       { name, content },
     );
 
+  /** The job page an upload was sent to, once the job has ended (it refreshes itself until then). */
+  async function finishedJob(answer: Response, as = client): Promise<{ status: number; page: string }> {
+    assert.equal(answer.status, 303, await answer.clone().text());
+    const location = answer.headers.get('location') ?? '';
+    assert.match(location, /^\/settings\/stores\/imports\/[0-9a-f-]{36}$/);
+    for (let i = 0; i < 600; i++) {
+      const response = await as.get(location);
+      const page = await response.text();
+      if (!page.includes('http-equiv="refresh"')) return { status: response.status, page };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('the job never ended');
+  }
+
   test('finding 1: a 20 MB line through the browser is refused as that line’s error; /healthz keeps answering; nothing is written', async () => {
     const line = `{"store":"https://shop.example","id":"big","status":"${'x'.repeat(20 * 1024 * 1024)}"}`;
     const file = new Blob([
@@ -89,8 +106,8 @@ describe('issue 7: imports', () => {
       response = await upload('long.ndjson', file);
     });
     const seconds = (performance.now() - started) / 1000;
-    assert.equal(response?.status, 422);
-    const page = await response!.text();
+    const { status, page } = await finishedJob(response!);
+    assert.equal(status, 422);
     assert.match(page, /<td>2<\/td>\s*<td>\(ligne\)<\/td>\s*<td>ligne trop longue : 64 Kio au plus<\/td>/);
     assert.ok(page.length < 100_000, 'the answer does not echo the line');
     assert.ok(slowest < 100, `slowest /healthz ${slowest.toFixed(0)} ms`);
@@ -115,7 +132,7 @@ describe('issue 7: imports', () => {
         { _csrf: await browser.token('/settings/stores') },
         { name: 'big.ndjson', content: file },
       );
-      assert.equal(response.status, 413);
+      assert.equal(response.status, 413, 'refused before any job is queued');
       assert.match(await response.text(), /Fichier trop volumineux : 1 Mio au plus/);
       const orders = await small.db.query('SELECT 1 FROM orders LIMIT 1');
       assert.equal(orders.length, 0);
@@ -207,4 +224,110 @@ describe('issue 7: imports', () => {
     assert.equal(await count('orders'), 0);
     assert.equal(await count('stores'), 0);
   });
+});
+
+describe('issue 7, finding 7: browser imports are jobs', () => {
+  test('finding 7: a large upload is answered at once with its job page, which shows progress then the result; another organization gets 404', async () => {
+    const service = await startTestService();
+    try {
+      const org = await createOrganization(service.db, { name: 'Jobs' });
+      await addUserToOrganization(service.db, org.id, 'jobs@example.com', 'long enough password');
+      const other = await createOrganization(service.db, { name: 'Autre' });
+      await addUserToOrganization(service.db, other.id, 'other@example.com', 'long enough password');
+      const owner = new Client(service.baseUrl);
+      await owner.login('jobs@example.com');
+      const lines: string[] = [];
+      for (let i = 0; i < 60_000; i++)
+        lines.push(JSON.stringify({ ...VALID, id: `job-${i}`, created_at: '2026-03-02T10:00:00Z' }));
+      const started = performance.now();
+      const answer = await owner.upload(
+        '/settings/stores/import',
+        { _csrf: await owner.token('/settings/stores') },
+        { name: 'grand.ndjson', content: new Blob([lines.join('\n')]) },
+      );
+      const answeredMs = performance.now() - started;
+      assert.equal(answer.status, 303);
+      const location = answer.headers.get('location') ?? '';
+      // The answer does not wait for the import: the orders are not all there yet.
+      const ordersAtAnswer = (
+        await service.db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM orders WHERE organization_id = $1',
+          [org.id],
+        )
+      )[0]?.n;
+      assert.ok(ordersAtAnswer !== 60_000, `answered in ${answeredMs.toFixed(0)} ms before the import ended`);
+      const first = await (await owner.get(location)).text();
+      assert.match(first, /Import du fichier « grand\.ndjson » (en attente|en cours)/);
+      assert.match(first, /<meta http-equiv="refresh" content="2"/);
+      const intruder = new Client(service.baseUrl);
+      await intruder.login('other@example.com');
+      assert.equal((await intruder.get(location)).status, 404, 'another organization’s job is unknown');
+      assert.equal((await intruder.get('/settings/stores/imports/not-a-uuid')).status, 404);
+      let page = '';
+      for (let i = 0; i < 600 && !page.includes('Import terminé'); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        page = await (await owner.get(location)).text();
+      }
+      assert.match(page, /60000 commande\(s\) importée\(s\)/);
+      assert.doesNotMatch(page, /http-equiv="refresh"/);
+      const staged = await service.db.query('SELECT 1 FROM import_staging LIMIT 1');
+      assert.equal(staged.length, 0);
+    } finally {
+      await service.cleanup();
+    }
+  });
+
+  testOn(
+    'embedded',
+    'finding 7: an import killed mid-way leaves nothing staged after the next start, which takes seconds',
+    async () => {
+      const { config, drop } = await freshConfig();
+      const env = { DATA_DIR: config.dataDir };
+      try {
+        const cli = async (...args: string[]) => {
+          const result = await runCli([...args, '--json'], env);
+          assert.equal(result.code, 0, result.stderr);
+        };
+        await cli('migrate');
+        await cli('org', 'create', '--name', 'Tuée');
+        const file = path.join(config.dataDir, '..', 'killed.ndjson');
+        const out = fs.createWriteStream(file);
+        for (let i = 0; i < 300_000; i++)
+          out.write(
+            `${JSON.stringify({ ...VALID, id: `k-${i}`, customer_email: `c${i % 5000}@example.com` })}\n`,
+          );
+        await new Promise((r) => out.end(r));
+        const child = spawn(process.execPath, [BIN, 'import', '--org', 'tuee', file], {
+          env: { ...process.env, ...env },
+          stdio: 'ignore',
+        });
+        await new Promise((r) => setTimeout(r, 6_000)); // well into the file: rows are staged
+        child.kill('SIGKILL');
+        await new Promise((r) => child.once('exit', r));
+        const started = performance.now();
+        const server = await startServer(env);
+        const startMs = performance.now() - started;
+        const exit = await server.stop();
+        assert.equal(exit, 0);
+        const db = await openDatabase(config, { role: 'server' });
+        try {
+          const staged = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM import_staging');
+          assert.equal(staged[0]?.n, 0);
+          const jobs = await db.query<{ state: string; message: string }>(
+            'SELECT state, message FROM import_jobs',
+          );
+          assert.equal(jobs.length, 1);
+          assert.equal(jobs[0]?.state, 'failed');
+          assert.match(jobs[0]?.message ?? '', /interrompu/);
+          const orders = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
+          assert.equal(orders[0]?.n, 0, 'I1: nothing imported');
+        } finally {
+          await db.close();
+        }
+        assert.ok(startMs < 20_000, `start after the crash took ${startMs.toFixed(0)} ms`);
+      } finally {
+        await drop();
+      }
+    },
+  );
 });
