@@ -9,6 +9,8 @@ import type { Database } from './db/database.js';
 import { AppError } from './errors.js';
 import type { ReportEngine } from './metrics/engine.js';
 import { reportEngineFor } from './metrics/report-engine.js';
+import { LimitedReportEngine } from './metrics/limited-engine.js';
+import { ReportSlots } from './limits/report-slots.js';
 import { loadTimeZones } from './metrics/time-zones.js';
 import { sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
@@ -141,13 +143,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   if (redis) app.addHook('onClose', async () => void redis.disconnect());
   const cacheFallback = redisFallbackWarning(app.log, 'cache local');
   // Issue 9: the columnar engine unless REPORT_ENGINE=sql; the API and the Revenue page share it (S3).
-  const engine =
+  const computing =
     deps.engine ??
     reportEngineFor(config, deps.db, (event) =>
       event.event === 'failed'
         ? app.log.warn({ err: event.error, organizationId: event.organizationId }, 'report snapshot failed')
         : app.log.info(event, 'report snapshot'),
     );
+  // Finding 6: computations behind slots, per organization and overall; past them, 503 busy.
+  const total = config.reportConcurrency || (deps.db.engine === 'embedded' ? 2 : 8);
+  const engine = new LimitedReportEngine(
+    computing,
+    new ReportSlots({
+      total,
+      perOrganization: config.reportConcurrencyPerOrg || Math.max(1, Math.floor(total / 2)),
+      maxQueued: 4 * total,
+      maxWaitMs: config.reportQueueWaitMs,
+    }),
+  );
   app.decorate('reportEngine', engine);
   await app.register(reportsApi, {
     config,

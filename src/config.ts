@@ -35,6 +35,12 @@ export interface Config {
   readonly secretKey: Buffer;
   /** REPORT_ENGINE: columnar (in-memory snapshots, SQL as fallback) or sql only (issue 9). */
   readonly reportEngine: 'columnar' | 'sql';
+  /** REPORT_CONCURRENCY: report computations at once (0: 2 embedded, 8 on a server); finding 6. */
+  readonly reportConcurrency: number;
+  /** REPORT_CONCURRENCY_PER_ORG: of which one organization may hold (0: half of them, at least 1). */
+  readonly reportConcurrencyPerOrg: number;
+  /** REPORT_QUEUE_WAIT_MS: how long a report waits for a slot before 503 SERVICE_BUSY. */
+  readonly reportQueueWaitMs: number;
   /** IMPORT_MAX_BYTES: the largest order file the web application accepts (finding 1). */
   readonly importMaxBytes: number;
   /** REPORT_MEMORY_MB: memory for the columnar engine's snapshots, all organizations together. */
@@ -46,6 +52,15 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number, max
   if (raw === undefined || raw === '') return fallback;
   if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
     throw new ConfigError(`${name} doit être un entier entre 1 et ${max} (reçu « ${raw} »)`);
+  }
+  return Number(raw);
+}
+
+function nonNegativeInt(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) > max) {
+    throw new ConfigError(`${name} doit être un entier entre 0 et ${max} (reçu « ${raw} »)`);
   }
   return Number(raw);
 }
@@ -89,6 +104,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     reportEngine: reportEngine(env.REPORT_ENGINE),
+    reportConcurrency: nonNegativeInt(env, 'REPORT_CONCURRENCY', 0, 1000),
+    reportConcurrencyPerOrg: nonNegativeInt(env, 'REPORT_CONCURRENCY_PER_ORG', 0, 1000),
+    reportQueueWaitMs: nonNegativeInt(env, 'REPORT_QUEUE_WAIT_MS', 2000, 60_000),
     importMaxBytes: positiveInt(env, 'IMPORT_MAX_BYTES', 512 * 1024 * 1024, 64 * 1024 ** 3),
     reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', 256, 1_000_000),
   };

@@ -31,13 +31,21 @@ export class AppError extends Error {
   readonly status: number;
   /** Extra fields merged into the JSON body, e.g. unknownDimensions (P2). */
   readonly body: Readonly<Record<string, unknown>>;
+  /** Seconds after which a retry may succeed (the Retry-After header). */
+  readonly retryAfterS: number | undefined;
 
-  constructor(code: ErrorCode, message: string, body: Record<string, unknown> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    body: Record<string, unknown> = {},
+    options: { retryAfterS?: number } = {},
+  ) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.status = ERROR_KINDS[code].status;
     this.body = body;
+    this.retryAfterS = options.retryAfterS;
   }
 }
 

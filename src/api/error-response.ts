@@ -13,9 +13,11 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
 
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (isAppError(error)) {
-    if (error.status >= 500)
+    // Busy is the service shedding load as designed (finding 6): no error log line for each one.
+    if (error.status >= 500 && error.code !== 'SERVICE_BUSY')
       request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
     if (error.code === 'DATABASE_UNAVAILABLE') reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S));
+    if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
     const body: Record<string, unknown> = { error: error.message, ...error.body };
     if (error.status >= 500) body.requestId = request.id;
     return reply.code(error.status).type('application/json; charset=utf-8').send(body);

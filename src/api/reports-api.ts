@@ -135,7 +135,16 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
     const key = cacheKey(caller.organization.id, caller, query);
     let answer = await deps.cache.get(key);
     if (!answer) {
-      const { rows, truncated } = await deps.engine.run(planReport(query, caller.organization));
+      // A client that goes away cancels its computation and frees its slot (finding 6).
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished)
+          gone.abort(new AppError('SERVICE_BUSY', 'Requête abandonnée par le client'));
+      };
+      reply.raw.once('close', onClose);
+      const { rows, truncated } = await deps.engine
+        .run(planReport(query, caller.organization), gone.signal)
+        .finally(() => reply.raw.off('close', onClose));
       const body = {
         dimensions: query.dimensions,
         metrics: query.metrics,

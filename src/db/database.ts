@@ -17,8 +17,13 @@ pg.types.setTypeParser(1082, (value: string) => value);
 
 export type Row = Record<string, unknown>;
 
+export interface QueryOptions {
+  /** Aborting cancels the statement on the database (the client went away, finding 6). */
+  readonly signal?: AbortSignal;
+}
+
 export interface Queryable {
-  query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  query<R extends Row = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]>;
 }
 
 export interface Database extends Queryable {
@@ -57,6 +62,43 @@ export function isConnectionError(error: unknown): boolean {
   );
 }
 
+const BUSY_RETRY_AFTER_S = 2;
+
+/**
+ * A database error as the service reports it: waiting too long for a pool connection while every
+ * connection is in use is busy, not down (finding 6); a statement cut by statement_timeout is a
+ * report too heavy for now; an unreachable database is unavailable (E2).
+ */
+function classify(error: unknown, pool?: pg.Pool): unknown {
+  const poolFull = pool !== undefined && pool.totalCount >= (pool.options.max ?? 10);
+  if (error instanceof Error && /timeout exceeded when trying to connect/i.test(error.message) && poolFull) {
+    return Object.assign(
+      new AppError(
+        'SERVICE_BUSY',
+        'Service occupé : toutes les connexions à la base sont prises, réessayez dans quelques secondes.',
+        {},
+        { retryAfterS: BUSY_RETRY_AFTER_S },
+      ),
+      { cause: error },
+    );
+  }
+  if (
+    (error as { code?: string } | undefined)?.code === '57014' &&
+    /statement timeout/i.test(String(error))
+  ) {
+    return Object.assign(
+      new AppError(
+        'SERVICE_BUSY',
+        'Calcul trop long pour la charge actuelle (STATEMENT_TIMEOUT_MS) : réessayez plus tard ou réduisez la période.',
+        {},
+        { retryAfterS: BUSY_RETRY_AFTER_S },
+      ),
+      { cause: error },
+    );
+  }
+  return unavailable(error);
+}
+
 function unavailable(error: unknown): unknown {
   if (!isConnectionError(error)) return error;
   const wrapped = new AppError(
@@ -75,12 +117,47 @@ class PoolDatabase implements Database {
     readonly secretKey: Buffer,
   ) {}
 
-  async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+  async query<R extends Row = Row>(
+    sql: string,
+    params: readonly unknown[] = [],
+    options: QueryOptions = {},
+  ): Promise<R[]> {
+    if (options.signal) return this.cancellable<R>(sql, params, options.signal);
     try {
       const result = await this.pool.query<R>(sql, params as unknown[]);
       return result.rows;
     } catch (error) {
-      throw unavailable(error);
+      throw classify(error, this.pool);
+    }
+  }
+
+  /**
+   * A statement that stops when `signal` aborts: node-postgres cannot cancel a pooled query, so
+   * pg_cancel_backend is sent, from another connection, to the backend running it.
+   */
+  private async cancellable<R extends Row>(sql: string, params: readonly unknown[], signal: AbortSignal) {
+    signal.throwIfAborted();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw classify(error, this.pool);
+    }
+    const backend = (client as unknown as { processID?: number }).processID;
+    const cancel = () => {
+      if (backend !== undefined)
+        void this.pool.query('SELECT pg_cancel_backend($1)', [backend]).catch(() => undefined);
+    };
+    signal.addEventListener('abort', cancel, { once: true });
+    try {
+      signal.throwIfAborted();
+      return (await client.query<R>(sql, params as unknown[])).rows;
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      throw classify(error, this.pool);
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      client.release();
     }
   }
 
@@ -89,7 +166,7 @@ class PoolDatabase implements Database {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw unavailable(error);
+      throw classify(error, this.pool);
     }
     const tx: Queryable = {
       query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) =>

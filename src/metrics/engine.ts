@@ -19,9 +19,9 @@ export interface ReportEngine {
 export class SqlReportEngine implements ReportEngine {
   constructor(private readonly db: Queryable) {}
 
-  async run(plan: ReportPlan): Promise<ReportRows> {
+  async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
     const { sql, params } = compileReport(plan);
-    const raw = await this.db.query(sql, params);
+    const raw = await this.db.query(sql, params, signal ? { signal } : {});
     const truncated = raw.length > plan.limit;
     const rows = (truncated ? raw.slice(0, plan.limit) : raw).map((r) => {
       // T2: dimension ids then metric ids, in request order; M2: metrics as JSON numbers.

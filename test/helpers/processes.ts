@@ -88,13 +88,15 @@ export interface FreshServer {
 }
 
 /** `sales-metrics serve` on a fresh database of the run's engine (embedded or PostgreSQL). */
-export async function startServerOnFreshDatabase(): Promise<FreshServer> {
+export async function startServerOnFreshDatabase(
+  serverEnv: Record<string, string> = {},
+): Promise<FreshServer> {
   const { freshConfig } = await import('./database.js');
   const fresh = await freshConfig();
   const env: Record<string, string> = fresh.config.databaseUrl
     ? { DATABASE_URL: fresh.config.databaseUrl, SECRET_KEY: fresh.config.secretKey.toString('hex') }
     : { DATA_DIR: fresh.config.dataDir };
-  const server = await startServer(env);
+  const server = await startServer({ ...env, ...serverEnv });
   return {
     env,
     server,

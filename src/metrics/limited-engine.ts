@@ -1,0 +1,22 @@
+// The engine behind the report slots (issue 7, finding 6): every computation, from the API or the
+// Revenue page, takes a slot first (src/limits/report-slots.ts) and gives it back when it ends,
+// fails or its client goes away.
+import type { ReportPlan } from '../query/plan.js';
+import type { ReportSlots } from '../limits/report-slots.js';
+import type { ReportEngine, ReportRows } from './engine.js';
+
+export class LimitedReportEngine implements ReportEngine {
+  constructor(
+    private readonly inner: ReportEngine,
+    readonly slots: ReportSlots,
+  ) {}
+
+  async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
+    const release = await this.slots.acquire(plan.organizationId, signal);
+    try {
+      return await this.inner.run(plan, signal);
+    } finally {
+      release();
+    }
+  }
+}
