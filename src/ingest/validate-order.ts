@@ -1,6 +1,7 @@
 // Validation of one imported order line (SPEC section 12). Pure: a raw record (NDJSON values of
 // any JSON type, or CSV cells, all strings) becomes a typed OrderRecord, or the list of every
 // faulty field of the line (I1 reports them all, not only the first).
+import { daysInMonth } from '../query/dates.js';
 import { customerIdentity } from './customer.js';
 import { isValidStoreAddress, normalizeStoreAddress } from './store-address.js';
 
@@ -47,10 +48,6 @@ function shown(value: unknown): string {
 // Absent, null and blank are all "missing": a CSV empty cell and an NDJSON "" mean the same.
 const isMissing = (value: unknown): boolean =>
   value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
-
-function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
 
 /** True for an ISO 8601 instant with Z or an offset that names a real calendar date and time. */
 export function isIsoInstant(text: string): boolean {

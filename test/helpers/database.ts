@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -18,7 +18,7 @@ export function describeOn(only: typeof engine, name: string, suite: () => void 
   if (engine === only) describe(name, suite);
 }
 
-export function testOn(only: typeof engine, name: string, fn: () => Promise<void>): void {
+export function testOn(only: typeof engine, name: string, fn: (t: TestContext) => Promise<void>): void {
   if (engine === only) test(name, fn);
 }
 

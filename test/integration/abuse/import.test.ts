@@ -93,7 +93,7 @@ describe('issue 7: imports', () => {
     throw new Error('the job never ended');
   }
 
-  test('finding 1: a 20 MB line through the browser is refused as that line’s error; /healthz keeps answering; nothing is written', async () => {
+  test('finding 1: a 20 MB line through the browser is refused as that line’s error; /healthz keeps answering; nothing is written', async (t) => {
     const line = `{"store":"https://shop.example","id":"big","status":"${'x'.repeat(20 * 1024 * 1024)}"}`;
     const file = new Blob([
       `${JSON.stringify(VALID)}\n`,
@@ -110,6 +110,9 @@ describe('issue 7: imports', () => {
     assert.equal(status, 422);
     assert.match(page, /<td>2<\/td>\s*<td>\(ligne\)<\/td>\s*<td>ligne trop longue : 64 Kio au plus<\/td>/);
     assert.ok(page.length < 100_000, 'the answer does not echo the line');
+    t.diagnostic(
+      `20 MB line: answered and refused in ${seconds.toFixed(1)} s, slowest /healthz ${slowest.toFixed(0)} ms`,
+    );
     assert.ok(slowest < 100, `slowest /healthz ${slowest.toFixed(0)} ms`);
     assert.ok(seconds < 10, `${seconds.toFixed(1)} s`);
     assert.equal(await count('orders'), 0);
@@ -142,7 +145,7 @@ describe('issue 7: imports', () => {
     }
   });
 
-  test('finding 2: a file of millions of errors keeps the first 1,000 and a count, in flat memory', async () => {
+  test('finding 2: a file of millions of errors keeps the first 1,000 and a count, in flat memory', async (t) => {
     const lines = 1_000_000; // `{}`: six missing fields a line, 3 bytes a line
     const input = Readable.from(
       (function* () {
@@ -160,6 +163,9 @@ describe('issue 7: imports', () => {
     assert.equal(result.rejected, lines);
     assert.equal(result.errors.length, MAX_REPORTED_ERRORS);
     assert.equal(result.errorCount, 6 * lines);
+    t.diagnostic(
+      `${lines} bad lines: heap grew by ${((heapPeak - heapBefore) / 1024 ** 2).toFixed(0)} MB at most`,
+    );
     assert.ok(
       heapPeak - heapBefore < 150 * 1024 ** 2,
       `heap grew by ${((heapPeak - heapBefore) / 1024 ** 2).toFixed(0)} MB`,
@@ -227,7 +233,7 @@ describe('issue 7: imports', () => {
 });
 
 describe('issue 7, finding 7: browser imports are jobs', () => {
-  test('finding 7: a large upload is answered at once with its job page, which shows progress then the result; another organization gets 404', async () => {
+  test('finding 7: a large upload is answered at once with its job page, which shows progress then the result; another organization gets 404', async (t) => {
     const service = await startTestService();
     try {
       const org = await createOrganization(service.db, { name: 'Jobs' });
@@ -247,6 +253,7 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
       );
       const answeredMs = performance.now() - started;
       assert.equal(answer.status, 303);
+      t.diagnostic(`60,000-order upload answered with its job page in ${answeredMs.toFixed(0)} ms`);
       const location = answer.headers.get('location') ?? '';
       // The answer does not wait for the import: the orders are not all there yet.
       const ordersAtAnswer = (
@@ -280,7 +287,7 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
   testOn(
     'embedded',
     'finding 7: an import killed mid-way leaves nothing staged after the next start, which takes seconds',
-    async () => {
+    async (t) => {
       const { config, drop } = await freshConfig();
       const env = { DATA_DIR: config.dataDir };
       try {
@@ -307,6 +314,7 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
         const started = performance.now();
         const server = await startServer(env);
         const startMs = performance.now() - started;
+        t.diagnostic(`start after an import killed mid-way: ${startMs.toFixed(0)} ms`);
         const exit = await server.stop();
         assert.equal(exit, 0);
         const db = await openDatabase(config, { role: 'server' });
