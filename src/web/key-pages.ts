@@ -1,7 +1,6 @@
 // Settings → API Keys, as the reference describes it: list, create (full value shown once), revoke.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeySummary } from '../auth/api-keys.js';
-import type { WebSession } from '../auth/sessions.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
 import type { WebTools } from './web-tools.js';
@@ -95,7 +94,7 @@ function revokeForm(context: PageContext, key: ApiKeySummary, titleId: string): 
 }
 
 export async function keyPages(app: FastifyInstance, tools: WebTools): Promise<void> {
-  const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
+  const session = tools.session;
   const guarded = { preHandler: tools.requireSession };
   const guardedPost = { preHandler: [tools.requireSession, app.csrfProtection] };
 

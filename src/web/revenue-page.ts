@@ -1,7 +1,6 @@
 // Reports → Revenue: period picker (UTC days), chart, table per day with totals, CSV download.
 // Figures come from revenueReport(), run by the API's own report engine (S3).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { WebSession } from '../auth/sessions.js';
+import type { FastifyInstance } from 'fastify';
 import type { ReportEngine } from '../metrics/engine.js';
 import { revenueReport, type RevenueDay } from '../metrics/revenue.js';
 import { revenueCsv } from '../metrics/revenue-csv.js';
@@ -41,7 +40,7 @@ function period(query: Record<string, string | undefined>): Period {
 }
 
 export async function revenuePage(app: FastifyInstance, tools: WebTools): Promise<void> {
-  const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
+  const session = tools.session;
 
   app.get('/reports/revenue', { preHandler: tools.requireSession }, async (request, reply) => {
     const org = session(request).organization;

@@ -1,7 +1,6 @@
 // Settings → Report settings (S1, S2) and Settings → Subscription.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { DEDUCTIONS, DEFAULT_EXCLUDED_STATUSES, type Deduction } from '../catalog.js';
-import type { WebSession } from '../auth/sessions.js';
 import { isSubscriptionActive, updateReportSettings } from '../domain/organizations.js';
 import { html } from './html.js';
 import { csrfField, page } from './layout.js';
@@ -18,7 +17,7 @@ const list = (value: unknown): string[] =>
   value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)];
 
 export async function settingsPages(app: FastifyInstance, tools: WebTools): Promise<void> {
-  const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
+  const session = tools.session;
 
   app.get('/settings/report', { preHandler: tools.requireSession }, async (request, reply) => {
     const org = session(request).organization;

@@ -1,7 +1,6 @@
 // Settings → Stores: connected stores, adding one, importing an order file (same rules as the CLI, I1).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import type { WebSession } from '../auth/sessions.js';
 import { AppError } from '../errors.js';
 import { addStore, listStores } from '../domain/stores.js';
 import fs from 'node:fs';
@@ -65,7 +64,7 @@ export async function storePages(app: FastifyInstance, tools: WebTools): Promise
   await app.register(multipart, {
     limits: { files: 1, fileSize: tools.importMaxBytes, fields: 10, fieldSize: 1024 },
   });
-  const session = (request: FastifyRequest): WebSession => request.webSession as WebSession;
+  const session = tools.session;
   const imports = new BackgroundImports(tools.db, (error, jobId) =>
     app.log.error({ err: error, jobId }, 'background import failed'),
   );

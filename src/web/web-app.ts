@@ -106,6 +106,10 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
       csrfToken: reply.generateCsrf({ userInfo: csrfUserInfo(request) }),
       path: request.url.split('?')[0] ?? '/',
     }),
+    session(request) {
+      if (!request.webSession) throw new AppError('UNAUTHENTICATED', 'Connectez-vous pour voir cette page.');
+      return request.webSession;
+    },
     async requireSession(request, reply) {
       if (!request.webSession) return reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
     },

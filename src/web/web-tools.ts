@@ -2,12 +2,15 @@
 // the page context, the session guard and the renderer. Its own module, so that the pages do not
 // import the application that registers them.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { WebSession } from '../auth/sessions.js';
 import type { Database } from '../db/database.js';
 import type { PageContext } from './layout.js';
 
 export interface WebTools {
   readonly db: Database;
   context(request: FastifyRequest, reply: FastifyReply): PageContext;
+  /** The signed-in person of a route behind requireSession (a route without it gets a 401). */
+  session(request: FastifyRequest): WebSession;
   /** preHandler: a signed-in person, else off to the login page. */
   requireSession(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   render(reply: FastifyReply, html: { text: string }, status?: number): FastifyReply;
