@@ -24,7 +24,8 @@ interface Queued {
 
 export class BackgroundImports {
   private readonly queue: Queued[] = [];
-  private readonly waiting = new Set<string>();
+  /** Queued or running job ids, with their organization. */
+  private readonly waiting = new Map<string, string>();
   private running: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   /** This process's spool folder (mode 0700), named after its pid so leftovers can be told apart. */
@@ -64,7 +65,7 @@ export class BackgroundImports {
       state: 'queued',
     });
     this.queue.push({ ...request, jobId });
-    this.waiting.add(jobId);
+    this.waiting.set(jobId, request.organizationId);
     this.running ??= this.drain().finally(() => (this.running = undefined));
     return jobId;
   }
@@ -79,7 +80,9 @@ export class BackgroundImports {
       } catch (error) {
         this.onError(error, next.jobId);
         const message = 'Import échoué : une erreur interne l’a arrêté, aucune commande n’a été importée.';
-        await finishJob(this.db, next.jobId, { state: 'failed', message }).catch(() => undefined);
+        await finishJob(this.db, next.organizationId, next.jobId, { state: 'failed', message }).catch(
+          () => undefined,
+        );
       } finally {
         this.waiting.delete(next.jobId);
         await fs.promises.rm(next.file, { force: true });
@@ -100,7 +103,10 @@ export class BackgroundImports {
   async close(): Promise<void> {
     clearInterval(this.timer);
     for (const left of this.queue.splice(0)) {
-      await finishJob(this.db, left.jobId, { state: 'failed', message: INTERRUPTED }).catch(() => undefined);
+      await finishJob(this.db, left.organizationId, left.jobId, {
+        state: 'failed',
+        message: INTERRUPTED,
+      }).catch(() => undefined);
       await fs.promises.rm(left.file, { force: true });
     }
     await this.running?.catch(() => undefined);

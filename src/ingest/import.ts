@@ -230,9 +230,9 @@ async function importEntries(
   options: ImportOptions,
 ): Promise<ImportResult> {
   // A killed import leaves its staged rows behind: its heartbeat has stopped (finding 7).
-  await recoverInterruptedImports(db, { everyJob: false });
+  await recoverInterruptedImports(db, { organizationId });
   const importId = options.jobId ?? crypto.randomUUID();
-  if (options.jobId) await markRunning(db, importId);
+  if (options.jobId) await markRunning(db, organizationId, importId);
   else
     await createJob(db, {
       id: importId,
@@ -257,7 +257,10 @@ async function importEntries(
       progress(++lines);
       if (lines % 1024 === 0 && Date.now() - beaten >= HEARTBEAT_MS) {
         beaten = Date.now();
-        await beat(db, importId, { lines, ordersPerSecond: Math.round((lines * 1000) / (beaten - started)) });
+        await beat(db, organizationId, importId, {
+          lines,
+          ordersPerSecond: Math.round((lines * 1000) / (beaten - started)),
+        });
       }
       const validation =
         'error' in entry
@@ -276,20 +279,22 @@ async function importEntries(
     await staging.flush();
     if (rejected > 0 && options.skipInvalid !== true) {
       const result = { imported: 0, updated: 0, rejected, errors, errorCount, refused: true };
-      await finishJob(db, importId, { state: 'refused', lines, ...result });
+      await finishJob(db, organizationId, importId, { state: 'refused', lines, ...result });
       finished = true;
       return result;
     }
     const counts = await db.transaction((tx) => mergeStaged(tx, organizationId, importId));
     merged = true;
     const result = { ...counts, rejected, errors, errorCount, refused: false };
-    await finishJob(db, importId, { state: 'succeeded', lines, ...result }).catch(() => undefined);
+    await finishJob(db, organizationId, importId, { state: 'succeeded', lines, ...result }).catch(
+      () => undefined,
+    );
     finished = true;
     return result;
   } finally {
     if (!finished) {
       const message = 'Import échoué : une erreur interne l’a arrêté, aucune commande n’a été importée.';
-      await finishJob(db, importId, { state: 'failed', message }).catch(() => undefined);
+      await finishJob(db, organizationId, importId, { state: 'failed', message }).catch(() => undefined);
     }
     // I1: a refused or failed import leaves nothing behind (best effort: the database may be gone;
     // DISCARD_ABANDONED then clears the rows a day later).

@@ -75,29 +75,36 @@ export async function createJob(
   },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO import_jobs (id, organization_id, origin, file_name, state, started_at)
+    `INSERT INTO import_jobs (organization_id, id, origin, file_name, state, started_at)
      VALUES ($1, $2, $3, $4, $5, CASE WHEN $5 = 'running' THEN now() END)`,
-    [job.id, job.organizationId, job.origin, job.fileName?.slice(0, 255) ?? null, job.state],
+    [job.organizationId, job.id, job.origin, job.fileName?.slice(0, 255) ?? null, job.state],
   );
 }
 
-export async function markRunning(db: Queryable, id: string): Promise<void> {
+export async function markRunning(db: Queryable, organizationId: string, id: string): Promise<void> {
   await db.query(
-    "UPDATE import_jobs SET state = 'running', started_at = now(), heartbeat_at = now() WHERE id = $1",
-    [id],
+    `UPDATE import_jobs SET state = 'running', started_at = now(), heartbeat_at = now()
+     WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
   );
 }
 
-export async function beat(db: Queryable, id: string, progress: { lines: number; ordersPerSecond: number }) {
+export async function beat(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  progress: { lines: number; ordersPerSecond: number },
+) {
   await db.query(
-    `UPDATE import_jobs SET lines_read = $2, orders_per_second = $3, heartbeat_at = now()
-     WHERE id = $1 AND state = 'running'`,
-    [id, progress.lines, progress.ordersPerSecond],
+    `UPDATE import_jobs SET lines_read = $3, orders_per_second = $4, heartbeat_at = now()
+     WHERE organization_id = $1 AND id = $2 AND state = 'running'`,
+    [organizationId, id, progress.lines, progress.ordersPerSecond],
   );
 }
 
 export async function finishJob(
   db: Queryable,
+  organizationId: string,
   id: string,
   outcome:
     | {
@@ -113,16 +120,18 @@ export async function finishJob(
 ): Promise<void> {
   if (outcome.state === 'failed') {
     await db.query(
-      "UPDATE import_jobs SET state = 'failed', message = $2, finished_at = now() WHERE id = $1",
-      [id, outcome.message],
+      `UPDATE import_jobs SET state = 'failed', message = $3, finished_at = now()
+       WHERE organization_id = $1 AND id = $2`,
+      [organizationId, id, outcome.message],
     );
     return;
   }
   await db.query(
-    `UPDATE import_jobs SET state = $2, lines_read = $3, imported = $4, updated = $5, rejected = $6,
-       error_count = $7, errors = $8::jsonb, finished_at = now(), heartbeat_at = now()
-     WHERE id = $1`,
+    `UPDATE import_jobs SET state = $3, lines_read = $4, imported = $5, updated = $6, rejected = $7,
+       error_count = $8, errors = $9::jsonb, finished_at = now(), heartbeat_at = now()
+     WHERE organization_id = $1 AND id = $2`,
     [
+      organizationId,
       id,
       outcome.state,
       outcome.lines,
@@ -142,31 +151,40 @@ export async function findJob(
   id: string,
 ): Promise<ImportJob | undefined> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM import_jobs WHERE id = $1 AND organization_id = $2`, [
-    id,
+  const [row] = await db.query(`SELECT ${COLUMNS} FROM import_jobs WHERE organization_id = $1 AND id = $2`, [
     organizationId,
+    id,
   ]);
   return row ? toJob(row) : undefined;
 }
 
 /**
- * Imports that can no longer finish: every queued or running job when `everyJob` (the embedded
- * database's server starting: no other process can be importing), else those whose heartbeat
- * stopped. They are marked failed, and staged rows that belong to no live job are removed.
+ * Imports that can no longer finish: those whose heartbeat stopped, or, at the start of the
+ * embedded database's server (`everyJob`: no other process can be importing), every unfinished
+ * one. They are marked failed, and staged rows that belong to no live job are removed. With
+ * `organizationId` (before each import) only that organization's jobs and rows are touched.
  */
 export async function recoverInterruptedImports(
   db: Queryable,
-  options: { everyJob: boolean },
+  scope: { organizationId: string } | { everyJob: boolean },
 ): Promise<number> {
+  const everyJob = 'everyJob' in scope && scope.everyJob;
+  const organizationId = 'organizationId' in scope ? scope.organizationId : null;
   const stale = await db.query(
     `UPDATE import_jobs SET state = 'failed', message = $1, finished_at = now()
-     WHERE state IN ('queued', 'running')
+     WHERE ($4::bigint IS NULL OR organization_id = $4)
+       AND state IN ('queued', 'running')
        AND ($2 OR heartbeat_at < now() - make_interval(secs => $3))
      RETURNING id`,
-    [INTERRUPTED, options.everyJob, STALE_AFTER_S],
+    [INTERRUPTED, everyJob, STALE_AFTER_S, organizationId],
   );
-  const live = `SELECT id FROM import_jobs WHERE state IN ('queued', 'running')`;
-  await db.query(`DELETE FROM import_customers WHERE import_id NOT IN (${live})`);
-  await db.query(`DELETE FROM import_staging WHERE import_id NOT IN (${live})`);
+  for (const table of ['import_customers', 'import_staging']) {
+    await db.query(
+      `DELETE FROM ${table} t WHERE ($1::bigint IS NULL OR t.organization_id = $1)
+         AND NOT EXISTS (SELECT 1 FROM import_jobs j WHERE j.organization_id = t.organization_id
+           AND j.id = t.import_id AND j.state IN ('queued', 'running'))`,
+      [organizationId],
+    );
+  }
   return stale.length;
 }

@@ -9,6 +9,7 @@ export const TENANT_TABLES = new Set([
   'api_keys',
   'import_staging',
   'import_customers',
+  'import_jobs',
 ]);
 
 export function tenantTablesWithoutFilter(sql: string): string[] {

@@ -366,16 +366,25 @@ test("tenancy: one organization's import never touches another organization's ro
   assert.deepEqual(await firstOrders(), { 'bob@example.be': '2025-01-02T00:00:00.000Z' });
 });
 
-test('I1: staged rows left by a killed import are cleared by the next import, after a day', async () => {
-  const stage = (importId: string, age: string) =>
+test('I1, finding 7: staged rows of a killed import (its heartbeat stopped) are cleared by the next import; a live one keeps its rows', async () => {
+  const stage = (importId: string) =>
     db.query(
       `INSERT INTO import_staging (organization_id, import_id, line, store_address, external_id, created_at, status,
-         items, total, tax_total, shipping_total, fee_total, refund_total, refund_tax, refund_shipping, staged_at)
-       VALUES ($1, $2, 1, 'https://x.example', '1', now(), 'completed', 1, 1, 0, 0, 0, 0, 0, 0, now() - $3::interval)`,
-      [org, importId, age],
+         items, total, tax_total, shipping_total, fee_total, refund_total, refund_tax, refund_shipping)
+       VALUES ($1, $2, 1, 'https://x.example', '1', now(), 'completed', 1, 1, 0, 0, 0, 0, 0, 0)`,
+      [org, importId],
     );
-  await stage('00000000-0000-4000-8000-000000000001', '2 days');
-  await stage('00000000-0000-4000-8000-000000000002', '1 minute'); // an import still running
+  const job = (importId: string, silentFor: string) =>
+    db.query(
+      `INSERT INTO import_jobs (id, organization_id, origin, state, heartbeat_at)
+       VALUES ($1, $2, 'cli', 'running', now() - $3::interval)`,
+      [importId, org, silentFor],
+    );
+  await job('00000000-0000-4000-8000-000000000001', '5 minutes'); // killed
+  await stage('00000000-0000-4000-8000-000000000001');
+  await job('00000000-0000-4000-8000-000000000002', '1 second'); // an import still running
+  await stage('00000000-0000-4000-8000-000000000002');
+  await stage('00000000-0000-4000-8000-000000000003'); // rows of no job at all
   await importOrderRecords(db, org, [order('1', '2026-01-01T00:00:00Z')]);
   const left = await db.query<{ import_id: string }>(
     'SELECT import_id FROM import_staging WHERE organization_id = $1',
@@ -385,6 +394,15 @@ test('I1: staged rows left by a killed import are cleared by the next import, af
     left.map((r) => r.import_id),
     ['00000000-0000-4000-8000-000000000002'],
   );
+  const jobs = await db.query<{ id: string; state: string }>(
+    'SELECT id, state FROM import_jobs WHERE organization_id = $1 ORDER BY created_at, id',
+    [org],
+  );
+  assert.deepEqual(
+    jobs.filter((j) => j.id.startsWith('00000000')).map((j) => j.state),
+    ['failed', 'running'],
+  );
+  assert.equal(jobs.filter((j) => j.state === 'succeeded').length, 1, 'the import itself is a job');
   assert.equal(await count('orders'), 1);
 });
 
