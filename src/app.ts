@@ -1,18 +1,19 @@
 // buildApp(config, deps) returns the server without listening (tests call it in-process too).
 import crypto from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
-import { AppError } from './errors.js';
+import { AppError, ERROR_KINDS, type ErrorCode } from './errors.js';
 import type { ReportEngine } from './metrics/engine.js';
 import { reportEngineFor } from './metrics/report-engine.js';
 import { LimitedReportEngine } from './metrics/limited-engine.js';
 import { ReportSlots } from './limits/report-slots.js';
 import { loadTimeZones } from './metrics/time-zones.js';
-import { sendError } from './api/error-response.js';
+import { errorBody, sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
 import { healthRoutes } from './api/health.js';
 import { webApp, webAssets } from './web/web-app.js';
@@ -34,13 +35,15 @@ export interface AppDeps {
 /** Requests Node refuses before Fastify sees them (finding 14): a French JSON answer too (E1). */
 function frenchClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable) return;
-  const [status, reason, message] =
+  const [code, message]: [ErrorCode, string] =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'En-têtes de requête trop volumineux (16 Kio au plus)']
+      ? ['HEADERS_TOO_LARGE', 'En-têtes de requête trop volumineux (16 Kio au plus)']
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'Requête trop lente : délai dépassé']
-        : [400, 'Bad Request', 'Requête HTTP mal formée'];
-  const body = JSON.stringify({ error: message });
+        ? ['REQUEST_TIMEOUT', 'Requête trop lente : délai dépassé']
+        : ['BAD_REQUEST', 'Requête HTTP mal formée'];
+  const { status } = ERROR_KINDS[code];
+  const reason = STATUS_CODES[status] ?? 'Error';
+  const body = errorBody(message, code);
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -2,6 +2,10 @@
 // src/api/errors.ts is the one place that turns them into responses.
 
 export const ERROR_KINDS = {
+  BAD_REQUEST: {
+    status: 400,
+    doc: 'A request refused before it reaches a route: malformed HTTP or URL, a body where none belongs.',
+  },
   INVALID_PARAMETER: { status: 400, doc: 'A query parameter is malformed or out of range (E1, P3–P6).' },
   MISSING_METRICS: { status: 400, doc: 'No metric was requested (P1).' },
   UNKNOWN_IDENTIFIERS: { status: 400, doc: 'Unknown dimension or metric ids (P2).' },
@@ -13,9 +17,13 @@ export const ERROR_KINDS = {
   FORBIDDEN: { status: 403, doc: 'A web form sent from another origin (CSRF, finding 5).' },
   NOT_FOUND: { status: 404, doc: 'Unknown path, or unknown object named by an operator command (E2).' },
   METHOD_NOT_ALLOWED: { status: 405, doc: 'The API is read-only (B2).' },
+  REQUEST_TIMEOUT: { status: 408, doc: 'The client took too long to send its request.' },
   CONFLICT: { status: 409, doc: 'The object already exists (operator commands).' },
+  PAYLOAD_TOO_LARGE: { status: 413, doc: 'A request body over its bound (web forms, uploads).' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, doc: 'A request body of a content type no route reads.' },
   RATE_LIMITED: { status: 429, doc: 'Too many requests for this key in the window (R1).' },
   AUTH_FAILURES_LIMITED: { status: 429, doc: 'Too many failed authentications from this address (R2).' },
+  HEADERS_TOO_LARGE: { status: 431, doc: 'Request headers over 16 KiB, refused by Node before routing.' },
   INTERNAL: { status: 500, doc: 'Unexpected failure; the response carries a request id only (E2).' },
   SERVICE_BUSY: {
     status: 503,
@@ -25,6 +33,7 @@ export const ERROR_KINDS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_KINDS;
+export const ERROR_CODES = Object.keys(ERROR_KINDS) as readonly ErrorCode[];
 
 export class AppError extends Error {
   readonly code: ErrorCode;

@@ -1,34 +1,58 @@
-// The one place where errors become HTTP responses (E1, E2). Internal detail never reaches a client.
+// The one place where errors become HTTP responses (E1, E2, E3). Internal detail never reaches a
+// client; every body carries the `code` of its kind in the catalogue (src/errors.ts).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isAppError } from '../errors.js';
+import { ERROR_CODES, ERROR_KINDS, isAppError, type ErrorCode } from '../errors.js';
 
 export const RETRY_AFTER_UNAVAILABLE_S = 5;
 
-const FRAMEWORK_MESSAGES: Record<string, string> = {
-  FST_ERR_BAD_URL: 'URL invalide : encodage incorrect dans le chemin',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Type de contenu non pris en charge',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'Corps de requête trop volumineux',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'Corps JSON invalide',
+/** Fastify's own refusals, by its error code: our kind and a French message. */
+const FRAMEWORK_ERRORS: Record<string, readonly [ErrorCode, string]> = {
+  FST_ERR_BAD_URL: ['BAD_REQUEST', 'URL invalide : encodage incorrect dans le chemin'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Type de contenu non pris en charge'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Corps de requête trop volumineux'],
+  FST_ERR_CTP_INVALID_JSON_BODY: ['BAD_REQUEST', 'Corps JSON invalide'],
 };
 
+/** The kind whose status this is, for a framework refusal we have no entry for. */
+function kindOfStatus(status: number): ErrorCode {
+  return ERROR_CODES.find((code) => ERROR_KINDS[code].status === status) ?? 'BAD_REQUEST';
+}
+
+function isFrameworkError(error: unknown): error is Pick<FastifyError, 'code' | 'statusCode'> {
+  return (
+    error instanceof Error &&
+    'statusCode' in error &&
+    typeof error.statusCode === 'number' &&
+    'code' in error &&
+    typeof error.code === 'string'
+  );
+}
+
+/** An error body (E1, E3): the French message, the kind's extra fields, then its code. */
+export function errorBody(message: string, code: ErrorCode, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ error: message, ...extra, code });
+}
+
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const json = (status: number, body: string) =>
+    reply.code(status).type('application/json; charset=utf-8').send(body);
   if (isAppError(error)) {
     // Busy is the service shedding load as designed (finding 6): no error log line for each one.
     if (error.status >= 500 && error.code !== 'SERVICE_BUSY')
       request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
     if (error.code === 'DATABASE_UNAVAILABLE') reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S));
     if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
-    const body: Record<string, unknown> = { error: error.message, ...error.body };
-    if (error.status >= 500) body.requestId = request.id;
-    return reply.code(error.status).type('application/json; charset=utf-8').send(body);
+    const extra = error.status >= 500 ? { ...error.body, requestId: request.id } : error.body;
+    return json(error.status, errorBody(error.message, error.code, extra));
   }
-  const status = (error as FastifyError | undefined)?.statusCode;
-  if (status !== undefined && status >= 400 && status < 500) {
+  const status = isFrameworkError(error) ? error.statusCode : undefined;
+  if (isFrameworkError(error) && status !== undefined && status >= 400 && status < 500) {
     // Fastify's own refusals (malformed URL, body on a GET…): a client error, stated generally.
-    const code = (error as FastifyError).code ?? '';
-    const message = FRAMEWORK_MESSAGES[code] ?? `Requête invalide (${code || status})`;
-    return reply.code(status).type('application/json; charset=utf-8').send({ error: message });
+    const known = FRAMEWORK_ERRORS[error.code];
+    const code = known?.[0] ?? kindOfStatus(status);
+    const message = known?.[1] ?? `Requête invalide (${error.code || status})`;
+    return json(status, errorBody(message, code));
   }
   request.log.error({ err: error }, 'unexpected failure');
-  return reply.code(500).send({ error: 'Erreur interne du serveur', requestId: request.id });
+  return json(500, errorBody('Erreur interne du serveur', 'INTERNAL', { requestId: request.id }));
 }

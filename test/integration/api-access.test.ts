@@ -110,6 +110,7 @@ describe('authentication and keys', () => {
       error: 'Dimensions ou métriques inconnues',
       unknownDimensions: ['galaxy'],
       unknownMetrics: ['nope'],
+      code: 'UNKNOWN_IDENTIFIERS', // E3
     });
     for (const [query, name] of [
       ['metrics=orders&from=2026-13-01', 'from'],

@@ -2,13 +2,33 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ERROR_KINDS, invalidParameter } from '../../src/errors.js';
+import { ERROR_CODES, ERROR_KINDS, invalidParameter } from '../../src/errors.js';
+import { errorBody } from '../../src/api/error-response.js';
 
-test('every error code is documented in the README with its status', () => {
+/** The rows of the README's error table: code → status. */
+function documentedErrors(): Map<string, number> {
   const readme = fs.readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
-  for (const [code, kind] of Object.entries(ERROR_KINDS)) {
-    assert.match(readme, new RegExp(`\\|\\s*\`${code}\`\\s*\\|\\s*${kind.status}\\s*\\|`), code);
-  }
+  const rows = [...readme.matchAll(/^\|\s*`([A-Z_]+)`\s*\|\s*(\d{3})\s*\|/gm)];
+  return new Map(rows.map(([, code, status]) => [code ?? '', Number(status)]));
+}
+
+test('E3: the README documents every error kind of the catalogue with its status, and nothing else', () => {
+  const documented = documentedErrors();
+  for (const code of ERROR_CODES) assert.equal(documented.get(code), ERROR_KINDS[code].status, code);
+  for (const code of documented.keys())
+    assert.ok(code in ERROR_KINDS, `${code} is documented but not in the catalogue`);
+  assert.equal(documented.size, ERROR_CODES.length);
+  assert.equal(ERROR_CODES.length, 19);
+});
+
+test('E3: an error body is the French message, the extra fields, then the code', () => {
+  assert.equal(
+    errorBody('Dimensions ou métriques inconnues', 'UNKNOWN_IDENTIFIERS', {
+      unknownDimensions: ['x'],
+      unknownMetrics: [],
+    }),
+    '{"error":"Dimensions ou métriques inconnues","unknownDimensions":["x"],"unknownMetrics":[],"code":"UNKNOWN_IDENTIFIERS"}',
+  );
 });
 
 test('E1: an invalid parameter names the parameter, the value and what is expected; a huge value is cut', () => {
