@@ -1,5 +1,11 @@
 // Organizations: creation, subscription state (K3) and Report settings (S1, S2, S4).
-import { DEDUCTIONS, type Deduction, type ReportSettings } from '../catalog.js';
+import {
+  DEDUCTIONS,
+  DEFAULT_DEDUCTIONS,
+  DEFAULT_EXCLUDED_STATUSES,
+  type Deduction,
+  type ReportSettings,
+} from '../catalog.js';
 import type { Database, Queryable } from '../db/database.js';
 import { AppError, quoted } from '../errors.js';
 import { refreshFirstOrders } from '../metrics/first-orders.js';
@@ -23,18 +29,39 @@ export interface Organization {
 export const ORGANIZATION_COLUMNS = `o.id, o.slug, o.name, o.currency, o.subscription_state, o.trial_ends_on,
   o.excluded_statuses, o.deductions`;
 
+/** A stored value that breaks the schema's promises: a bug or a hand edit, never a client error. */
+function corrupt(column: string, value: unknown): AppError {
+  return new AppError(
+    'INTERNAL',
+    `organizations.${column} inattendu : ${quoted(JSON.stringify(value) ?? '')}`,
+  );
+}
+
+function textArray(column: string, value: unknown): string[] {
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value;
+  throw corrupt(column, value);
+}
+
+const isSubscriptionState = (value: unknown): value is SubscriptionState =>
+  SUBSCRIPTION_STATES.some((state) => state === value);
+const isDeduction = (value: string): value is Deduction => DEDUCTIONS.some((d) => d === value);
+
+/** The one decoder of a row selected with ORGANIZATION_COLUMNS: checked, not cast. */
 export function toOrganization(row: Record<string, unknown>): Organization {
+  const state = row.subscription_state;
+  if (!isSubscriptionState(state)) throw corrupt('subscription_state', state);
+  const trialEndsOn = row.trial_ends_on;
+  if (trialEndsOn !== null && typeof trialEndsOn !== 'string') throw corrupt('trial_ends_on', trialEndsOn);
+  const deductions = textArray('deductions', row.deductions);
+  if (!deductions.every(isDeduction)) throw corrupt('deductions', deductions);
   return {
     id: String(row.id),
     slug: String(row.slug),
     name: String(row.name),
     currency: String(row.currency),
-    subscriptionState: row.subscription_state as SubscriptionState,
-    trialEndsOn: (row.trial_ends_on as string | null) ?? null,
-    settings: {
-      excludedStatuses: row.excluded_statuses as string[],
-      deductions: row.deductions as Deduction[],
-    },
+    subscriptionState: state,
+    trialEndsOn,
+    settings: { excludedStatuses: textArray('excluded_statuses', row.excluded_statuses), deductions },
   };
 }
 
@@ -91,9 +118,10 @@ export async function createOrganization(
   for (let n = 1; ; n++) {
     const slug = n === 1 ? base : `${base}-${n}`;
     const rows = await db.query(
-      `INSERT INTO organizations AS o (slug, name, currency, trial_ends_on) VALUES ($1, $2, $3, $4)
+      `INSERT INTO organizations AS o (slug, name, currency, trial_ends_on, excluded_statuses, deductions)
+       VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (slug) DO NOTHING RETURNING ${ORGANIZATION_COLUMNS}`,
-      [slug, name, currency, trialEndsOn],
+      [slug, name, currency, trialEndsOn, [...DEFAULT_EXCLUDED_STATUSES], [...DEFAULT_DEDUCTIONS]],
     );
     if (rows[0]) return toOrganization(rows[0]);
   }
@@ -152,6 +180,23 @@ function checkedStatuses(statuses: string[]): string[] {
     );
   }
   return statuses;
+}
+
+/**
+ * The statuses the Report settings page offers (S1): those seen in the organization's orders, the
+ * default exclusions and the ones already excluded, in code-point order.
+ */
+export async function excludableStatuses(db: Queryable, organization: Organization): Promise<string[]> {
+  const seen = await db.query<{ status: string }>(
+    'SELECT DISTINCT status FROM orders WHERE organization_id = $1 ORDER BY status LIMIT $2',
+    [organization.id, MAX_EXCLUDED_STATUSES],
+  );
+  const all = new Set([
+    ...seen.map((r) => r.status),
+    ...DEFAULT_EXCLUDED_STATUSES,
+    ...organization.settings.excludedStatuses,
+  ]);
+  return [...all].sort();
 }
 
 /** S4: settings apply to every past order; first orders (U2) are recomputed in the same transaction. */

@@ -1,7 +1,7 @@
 // Settings → Report settings (S1, S2) and Settings → Subscription.
 import type { FastifyInstance } from 'fastify';
-import { DEDUCTIONS, DEFAULT_EXCLUDED_STATUSES, type Deduction } from '../catalog.js';
-import { isSubscriptionActive, updateReportSettings } from '../domain/organizations.js';
+import { DEDUCTIONS, type Deduction } from '../catalog.js';
+import { excludableStatuses, isSubscriptionActive, updateReportSettings } from '../domain/organizations.js';
 import { html } from './html.js';
 import { csrfField, page } from './layout.js';
 import type { WebTools } from './web-tools.js';
@@ -21,17 +21,7 @@ export async function settingsPages(app: FastifyInstance, tools: WebTools): Prom
 
   app.get('/settings/report', { preHandler: tools.requireSession }, async (request, reply) => {
     const org = session(request).organization;
-    const seen = await tools.db.query<{ status: string }>(
-      'SELECT DISTINCT status FROM orders WHERE organization_id = $1 ORDER BY status LIMIT 200',
-      [org.id],
-    );
-    const statuses = [
-      ...new Set([
-        ...seen.map((r) => r.status),
-        ...DEFAULT_EXCLUDED_STATUSES,
-        ...org.settings.excludedStatuses,
-      ]),
-    ].sort();
+    const statuses = await excludableStatuses(tools.db, org);
     const context = tools.context(request, reply);
     const body = html`<form method="post" action="/settings/report" class="card">
       ${csrfField(context)}

@@ -113,7 +113,10 @@ describe('issue 7: imports', () => {
     t.diagnostic(
       `20 MB line: answered and refused in ${seconds.toFixed(1)} s, slowest /healthz ${slowest.toFixed(0)} ms`,
     );
-    assert.ok(slowest < 100, `slowest /healthz ${slowest.toFixed(0)} ms`);
+    // The finding was a freeze of 37–75 s (/healthz waiting up to 11 s). The server shares this
+    // process with the client building and sending 20 MB, and CI's two cores with everything else,
+    // so the bound catches a freeze, not a figure: quiet runs print 20–90 ms, one loaded run 187 ms.
+    assert.ok(slowest < 500, `slowest /healthz ${slowest.toFixed(0)} ms`);
     assert.ok(seconds < 10, `${seconds.toFixed(1)} s`);
     assert.equal(await count('orders'), 0);
     assert.equal(await count('import_staging'), 0);
