@@ -66,3 +66,12 @@ export const invalidParameter = (name: string, value: string, expected: string):
   new AppError('INVALID_PARAMETER', `Paramètre ${name} invalide : « ${quoted(value)} » (${expected})`);
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
+
+/** The `code` and `statusCode` a thrown value carries, if any (Node, Fastify and plugin errors). */
+export function errorFields(error: unknown): { code?: string; statusCode?: number } {
+  if (typeof error !== 'object' || error === null) return {};
+  const code = 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+  const statusCode =
+    'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : undefined;
+  return { ...(code === undefined ? {} : { code }), ...(statusCode === undefined ? {} : { statusCode }) };
+}

@@ -1,7 +1,7 @@
 // The one place where errors become HTTP responses (E1, E2, E3). Internal detail never reaches a
 // client; every body carries the `code` of its kind in the catalogue (src/errors.ts).
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_CODES, ERROR_KINDS, isAppError, type ErrorCode } from '../errors.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_CODES, ERROR_KINDS, errorFields, isAppError, type ErrorCode } from '../errors.js';
 
 export const RETRY_AFTER_UNAVAILABLE_S = 5;
 
@@ -16,16 +16,6 @@ const FRAMEWORK_ERRORS: Record<string, readonly [ErrorCode, string]> = {
 /** The kind whose status this is, for a framework refusal we have no entry for. */
 function kindOfStatus(status: number): ErrorCode {
   return ERROR_CODES.find((code) => ERROR_KINDS[code].status === status) ?? 'BAD_REQUEST';
-}
-
-function isFrameworkError(error: unknown): error is Pick<FastifyError, 'code' | 'statusCode'> {
-  return (
-    error instanceof Error &&
-    'statusCode' in error &&
-    typeof error.statusCode === 'number' &&
-    'code' in error &&
-    typeof error.code === 'string'
-  );
 }
 
 /** An error body (E1, E3): the French message, the kind's extra fields, then its code. */
@@ -45,12 +35,12 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
     const extra = error.status >= 500 ? { ...error.body, requestId: request.id } : error.body;
     return json(error.status, errorBody(error.message, error.code, extra));
   }
-  const status = isFrameworkError(error) ? error.statusCode : undefined;
-  if (isFrameworkError(error) && status !== undefined && status >= 400 && status < 500) {
+  const { code: frameworkCode = '', statusCode: status } = errorFields(error);
+  if (status !== undefined && status >= 400 && status < 500) {
     // Fastify's own refusals (malformed URL, body on a GET…): a client error, stated generally.
-    const known = FRAMEWORK_ERRORS[error.code];
+    const known = FRAMEWORK_ERRORS[frameworkCode];
     const code = known?.[0] ?? kindOfStatus(status);
-    const message = known?.[1] ?? `Requête invalide (${error.code || status})`;
+    const message = known?.[1] ?? `Requête invalide (${frameworkCode || status})`;
     return json(status, errorBody(message, code));
   }
   request.log.error({ err: error }, 'unexpected failure');

@@ -11,14 +11,16 @@ export interface ApiKeySummary {
   readonly revokedAt: Date | null;
 }
 
+export const MAX_KEY_NAME = 100;
+
 export async function createApiKey(
   db: Queryable,
   organizationId: string,
   name: string,
 ): Promise<{ key: string; prefix: string }> {
   const trimmed = name.trim();
-  if (trimmed === '' || trimmed.length > 100) {
-    throw new AppError('INVALID_PARAMETER', 'Le nom de la clé est requis (100 caractères au plus)');
+  if (trimmed === '' || trimmed.length > MAX_KEY_NAME) {
+    throw new AppError('INVALID_PARAMETER', `Donnez un nom à la clé (${MAX_KEY_NAME} caractères au plus).`);
   }
   const key = mintKey();
   await db.query('INSERT INTO api_keys (organization_id, name, prefix, key_hash) VALUES ($1, $2, $3, $4)', [

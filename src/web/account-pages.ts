@@ -9,6 +9,8 @@ import { MAX_EMAIL_LENGTH, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../d
 import { backTo, safeNext } from './redirects.js';
 import { html, type Html } from './html.js';
 import { csrfField, field, page, type PageContext } from './layout.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { LoginForm, LoginQuery, SignUpForm, SwitchOrganizationForm } from './forms.js';
 import type { WebTools } from './web-tools.js';
 import { SESSION_COOKIE, SESSION_DAYS } from '../auth/sessions.js';
 
@@ -79,7 +81,8 @@ function signupForm(context: PageContext, form: Form, errors: Form = {}): Html {
   </div>`;
 }
 
-export async function accountPages(app: FastifyInstance, tools: WebTools): Promise<void> {
+export async function accountPages(plain: FastifyInstance, tools: WebTools): Promise<void> {
+  const app = plain.withTypeProvider<TypeBoxTypeProvider>();
   const startSession = async (
     reply: import('fastify').FastifyReply,
     secure: boolean,
@@ -112,9 +115,9 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
     reply.redirect(request.webSession ? '/reports/revenue' : '/login', 303),
   );
 
-  app.get('/login', async (request, reply) => {
+  app.get('/login', { schema: { querystring: LoginQuery } }, async (request, reply) => {
     if (request.webSession) return reply.redirect('/reports/revenue', 303);
-    const query = request.query as Form;
+    const query = request.query;
     const context = tools.context(request, reply);
     const notice = query.signup ? SIGNED_UP : undefined;
     return tools.render(
@@ -132,79 +135,87 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
     );
   });
 
-  app.post('/login', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const form = request.body as Form;
-    // Check, verify and count one attempt at a time per address, or parallel guesses would all
-    // pass the check before any failure is counted (as for R2).
-    const login = await attempts.run(request.ip, async () => {
-      const status = await loginFailures(request, { increment: false });
-      if (!status.isAllowed && status.remaining === 0) return { limitedForMs: status.ttl };
-      const email = form.email ?? '';
-      const password = form.password ?? '';
-      // Over-long input is a failed attempt, never hashed (a megabyte password would cost seconds).
-      const found =
-        email.length <= MAX_EMAIL_LENGTH && password.length <= MAX_PASSWORD_LENGTH
-          ? await checkLogin(tools.db, email, password)
-          : undefined;
-      if (!found) await loginFailures(request);
-      return found;
-    });
-    if (login && 'limitedForMs' in login) {
-      const context = tools.context(request, reply);
-      const message = `Trop de tentatives : réessayez dans ${Math.ceil(login.limitedForMs / 60_000)} min.`;
-      return tools.render(reply, page(context, 'Connexion', loginForm(context, form, message)), 429);
-    }
-    if (!login) {
-      const context = tools.context(request, reply);
-      return tools.render(
-        reply,
-        page(context, 'Connexion', loginForm(context, form, 'Adresse e-mail ou mot de passe incorrect.')),
-        401,
-      );
-    }
-    await startSession(reply, tools.cookieSecure(request), login.userId, login.organizationId);
-    return reply.redirect(safeNext(form.next), 303);
-  });
+  app.post(
+    '/login',
+    { schema: { body: LoginForm }, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const form = request.body;
+      // Check, verify and count one attempt at a time per address, or parallel guesses would all
+      // pass the check before any failure is counted (as for R2).
+      const login = await attempts.run(request.ip, async () => {
+        const status = await loginFailures(request, { increment: false });
+        if (!status.isAllowed && status.remaining === 0) return { limitedForMs: status.ttl };
+        const email = form.email ?? '';
+        const password = form.password ?? '';
+        // Over-long input is a failed attempt, never hashed (a megabyte password would cost seconds).
+        const found =
+          email.length <= MAX_EMAIL_LENGTH && password.length <= MAX_PASSWORD_LENGTH
+            ? await checkLogin(tools.db, email, password)
+            : undefined;
+        if (!found) await loginFailures(request);
+        return found;
+      });
+      if (login && 'limitedForMs' in login) {
+        const context = tools.context(request, reply);
+        const message = `Trop de tentatives : réessayez dans ${Math.ceil(login.limitedForMs / 60_000)} min.`;
+        return tools.render(reply, page(context, 'Connexion', loginForm(context, form, message)), 429);
+      }
+      if (!login) {
+        const context = tools.context(request, reply);
+        return tools.render(
+          reply,
+          page(context, 'Connexion', loginForm(context, form, 'Adresse e-mail ou mot de passe incorrect.')),
+          401,
+        );
+      }
+      await startSession(reply, tools.cookieSecure(request), login.userId, login.organizationId);
+      return reply.redirect(safeNext(form.next), 303);
+    },
+  );
 
   app.get('/signup', async (request, reply) => {
     const context = tools.context(request, reply);
     return tools.render(reply, page(context, 'Créer un compte', signupForm(context, {})));
   });
 
-  app.post('/signup', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const form = request.body as Form;
-    // Only sign-ups that get through count (finding 10); a mistyped form costs nothing.
-    const limit = await signups(request, { increment: false });
-    if (!limit.isAllowed && limit.remaining === 0) {
-      const context = tools.context(request, reply);
-      const message = `Trop de créations de compte depuis cette adresse : réessayez dans ${Math.ceil(limit.ttl / 60_000)} min.`;
-      return tools.render(
-        reply,
-        page(context, 'Créer un compte', signupForm(context, form, { organization: message })),
-        429,
-      );
-    }
-    const result = await signUp(tools.db, {
-      organization: form.organization ?? '',
-      email: form.email ?? '',
-      password: form.password ?? '',
-    });
-    if (!result.accepted) {
-      const context = tools.context(request, reply);
-      const shown = {
-        organization: form.organization?.slice(0, MAX_ORGANIZATION_NAME),
-        email: form.email?.slice(0, MAX_EMAIL_LENGTH),
-      };
-      return tools.render(
-        reply,
-        page(context, 'Créer un compte', signupForm(context, shown, result.errors)),
-        400,
-      );
-    }
-    await signups(request);
-    // The same answer whether the account was created or the address was already taken (finding 3).
-    return reply.redirect('/login?signup=1', 303);
-  });
+  app.post(
+    '/signup',
+    { schema: { body: SignUpForm }, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const form = request.body;
+      // Only sign-ups that get through count (finding 10); a mistyped form costs nothing.
+      const limit = await signups(request, { increment: false });
+      if (!limit.isAllowed && limit.remaining === 0) {
+        const context = tools.context(request, reply);
+        const message = `Trop de créations de compte depuis cette adresse : réessayez dans ${Math.ceil(limit.ttl / 60_000)} min.`;
+        return tools.render(
+          reply,
+          page(context, 'Créer un compte', signupForm(context, form, { organization: message })),
+          429,
+        );
+      }
+      const result = await signUp(tools.db, {
+        organization: form.organization ?? '',
+        email: form.email ?? '',
+        password: form.password ?? '',
+      });
+      if (!result.accepted) {
+        const context = tools.context(request, reply);
+        const shown = {
+          organization: form.organization?.slice(0, MAX_ORGANIZATION_NAME),
+          email: form.email?.slice(0, MAX_EMAIL_LENGTH),
+        };
+        return tools.render(
+          reply,
+          page(context, 'Créer un compte', signupForm(context, shown, result.errors)),
+          400,
+        );
+      }
+      await signups(request);
+      // The same answer whether the account was created or the address was already taken (finding 3).
+      return reply.redirect('/login?signup=1', 303);
+    },
+  );
 
   app.post('/logout', { preHandler: app.csrfProtection }, async (request, reply) => {
     await endSession(tools.db, request.cookies[SESSION_COOKIE]);
@@ -214,11 +225,11 @@ export async function accountPages(app: FastifyInstance, tools: WebTools): Promi
 
   app.post(
     '/switch-organization',
-    { preHandler: [tools.requireSession, app.csrfProtection] },
+    { schema: { body: SwitchOrganizationForm }, preHandler: [tools.requireSession, app.csrfProtection] },
     async (request, reply) => {
       const session = request.webSession;
       if (!session) throw new AppError('UNAUTHENTICATED', 'Connectez-vous.');
-      await switchOrganization(tools.db, session, (request.body as Form).slug ?? '');
+      await switchOrganization(tools.db, session, request.body.slug ?? '');
       // Back to the page the form was on, when it is a page of this site (finding 4).
       return reply.redirect(backTo(request), 303);
     },

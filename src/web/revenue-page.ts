@@ -8,6 +8,8 @@ import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.j
 import { revenueChartSvg } from './revenue-chart.js';
 import { html, trusted, type Html } from './html.js';
 import { field, page } from './layout.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { RevenueQuery } from './forms.js';
 import type { WebTools } from './web-tools.js';
 
 declare module 'fastify' {
@@ -39,99 +41,110 @@ function period(query: Record<string, string | undefined>): Period {
   return { ...fallback, errors: { [result.parameter]: 'Date invalide (AAAA-MM-JJ).' } };
 }
 
-export async function revenuePage(app: FastifyInstance, tools: WebTools): Promise<void> {
+export async function revenuePage(plain: FastifyInstance, tools: WebTools): Promise<void> {
+  const app = plain.withTypeProvider<TypeBoxTypeProvider>();
   const session = tools.session;
 
-  app.get('/reports/revenue', { preHandler: tools.requireSession }, async (request, reply) => {
-    const org = session(request).organization;
-    const chosen = period(request.query as Record<string, string | undefined>);
-    const context = tools.context(request, reply);
-    const money = new Intl.NumberFormat('fr-FR', { style: 'currency', currency: org.currency });
-    const picker = html`<form
-      method="get"
-      action="/reports/revenue"
-      class="card actions"
-      aria-label="Période"
-    >
-      <div>
-        ${field({ id: 'from', label: 'Du', type: 'date', value: chosen.from, error: chosen.errors.from })}
-      </div>
-      <div>${field({ id: 'to', label: 'Au', type: 'date', value: chosen.to, error: chosen.errors.to })}</div>
-      <div><button>Afficher</button></div>
-      <p class="muted">Jours UTC, de minuit à minuit, comme l’API.</p>
-    </form>`;
-    if (chosen.errors.from || chosen.errors.to) {
-      return tools.render(reply, page(context, 'Revenus', picker), 400);
-    }
-    const report = await revenueReport(app.reportEngine, org, chosen.from, chosen.to);
-    const row = (label: Html | string, d: Omit<RevenueDay, 'date'>) =>
-      html`<th scope="row">${label}</th>
-        <td class="num">${d.orders}</td>
-        <td class="num">${money.format(d.grossSales)}</td>
-        <td class="num">${money.format(d.refunds)}</td>
-        <td class="num">${money.format(d.taxes)}</td>
-        <td class="num">${money.format(d.shipping)}</td>
-        <td class="num">${money.format(d.fees)}</td>
-        <td class="num">${money.format(d.netRevenue)}</td>`;
-    const query = `from=${chosen.from}&to=${chosen.to}`;
-    const body = html`${picker}
-      <section class="card chart" aria-label="Graphique">
-        ${trusted(revenueChartSvg(report.days, { currency: org.currency }))}
-      </section>
-      <div class="actions">
-        <a class="button secondary" href="/reports/revenue.csv?${query}" download>Télécharger le CSV</a>
-        <span class="muted"
-          >CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que l’API.
-          Les remboursements comprennent leur part de taxes et de livraison, qui n’est déduite qu’une fois du
-          CA net.</span
-        >
-      </div>
-      <div class="table-wrap">
-        <table id="revenue-table">
-          <thead>
-            <tr>
-              <th scope="col">Jour</th>
-              <th class="num" scope="col">Commandes</th>
-              <th class="num" scope="col">CA brut</th>
-              <th class="num" scope="col">Remboursements</th>
-              <th class="num" scope="col">Taxes</th>
-              <th class="num" scope="col">Livraison</th>
-              <th class="num" scope="col">Frais</th>
-              <th class="num" scope="col">CA net</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${report.days.map(
-              (d) =>
-                html`<tr data-date="${d.date}">
-                  ${row(d.date, d)}
-                </tr>`,
-            )}
-          </tbody>
-          <tfoot>
-            <tr id="revenue-totals">
-              ${row('Total', report.totals)}
-            </tr>
-          </tfoot>
-        </table>
-      </div>`;
-    return tools.render(reply, page(context, 'Revenus', body));
-  });
+  app.get(
+    '/reports/revenue',
+    { schema: { querystring: RevenueQuery }, preHandler: tools.requireSession },
+    async (request, reply) => {
+      const org = session(request).organization;
+      const chosen = period(request.query);
+      const context = tools.context(request, reply);
+      const money = new Intl.NumberFormat('fr-FR', { style: 'currency', currency: org.currency });
+      const picker = html`<form
+        method="get"
+        action="/reports/revenue"
+        class="card actions"
+        aria-label="Période"
+      >
+        <div>
+          ${field({ id: 'from', label: 'Du', type: 'date', value: chosen.from, error: chosen.errors.from })}
+        </div>
+        <div>
+          ${field({ id: 'to', label: 'Au', type: 'date', value: chosen.to, error: chosen.errors.to })}
+        </div>
+        <div><button>Afficher</button></div>
+        <p class="muted">Jours UTC, de minuit à minuit, comme l’API.</p>
+      </form>`;
+      if (chosen.errors.from || chosen.errors.to) {
+        return tools.render(reply, page(context, 'Revenus', picker), 400);
+      }
+      const report = await revenueReport(app.reportEngine, org, chosen.from, chosen.to);
+      const row = (label: Html | string, d: Omit<RevenueDay, 'date'>) =>
+        html`<th scope="row">${label}</th>
+          <td class="num">${d.orders}</td>
+          <td class="num">${money.format(d.grossSales)}</td>
+          <td class="num">${money.format(d.refunds)}</td>
+          <td class="num">${money.format(d.taxes)}</td>
+          <td class="num">${money.format(d.shipping)}</td>
+          <td class="num">${money.format(d.fees)}</td>
+          <td class="num">${money.format(d.netRevenue)}</td>`;
+      const query = `from=${chosen.from}&to=${chosen.to}`;
+      const body = html`${picker}
+        <section class="card chart" aria-label="Graphique">
+          ${trusted(revenueChartSvg(report.days, { currency: org.currency }))}
+        </section>
+        <div class="actions">
+          <a class="button secondary" href="/reports/revenue.csv?${query}" download>Télécharger le CSV</a>
+          <span class="muted"
+            >CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que
+            l’API. Les remboursements comprennent leur part de taxes et de livraison, qui n’est déduite qu’une
+            fois du CA net.</span
+          >
+        </div>
+        <div class="table-wrap">
+          <table id="revenue-table">
+            <thead>
+              <tr>
+                <th scope="col">Jour</th>
+                <th class="num" scope="col">Commandes</th>
+                <th class="num" scope="col">CA brut</th>
+                <th class="num" scope="col">Remboursements</th>
+                <th class="num" scope="col">Taxes</th>
+                <th class="num" scope="col">Livraison</th>
+                <th class="num" scope="col">Frais</th>
+                <th class="num" scope="col">CA net</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${report.days.map(
+                (d) =>
+                  html`<tr data-date="${d.date}">
+                    ${row(d.date, d)}
+                  </tr>`,
+              )}
+            </tbody>
+            <tfoot>
+              <tr id="revenue-totals">
+                ${row('Total', report.totals)}
+              </tr>
+            </tfoot>
+          </table>
+        </div>`;
+      return tools.render(reply, page(context, 'Revenus', body));
+    },
+  );
 
-  app.get('/reports/revenue.csv', { preHandler: tools.requireSession }, async (request, reply) => {
-    const chosen = period(request.query as Record<string, string | undefined>);
-    if (chosen.errors.from || chosen.errors.to)
-      return reply.code(400).type('text/plain; charset=utf-8').send('Période invalide');
-    const report = await revenueReport(
-      app.reportEngine,
-      session(request).organization,
-      chosen.from,
-      chosen.to,
-    );
-    return reply
-      .header('content-disposition', `attachment; filename="revenus-${chosen.from}-${chosen.to}.csv"`)
-      .header('cache-control', 'no-store')
-      .type('text/csv; charset=utf-8')
-      .send(revenueCsv(report));
-  });
+  app.get(
+    '/reports/revenue.csv',
+    { schema: { querystring: RevenueQuery }, preHandler: tools.requireSession },
+    async (request, reply) => {
+      const chosen = period(request.query);
+      if (chosen.errors.from || chosen.errors.to)
+        return reply.code(400).type('text/plain; charset=utf-8').send('Période invalide');
+      const report = await revenueReport(
+        app.reportEngine,
+        session(request).organization,
+        chosen.from,
+        chosen.to,
+      );
+      return reply
+        .header('content-disposition', `attachment; filename="revenus-${chosen.from}-${chosen.to}.csv"`)
+        .header('cache-control', 'no-store')
+        .type('text/csv; charset=utf-8')
+        .send(revenueCsv(report));
+    },
+  );
 }

@@ -4,6 +4,8 @@ import { DEDUCTIONS, type Deduction } from '../catalog.js';
 import { excludableStatuses, isSubscriptionActive, updateReportSettings } from '../domain/organizations.js';
 import { html } from './html.js';
 import { csrfField, page } from './layout.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ReportSettingsForm, SettingsQuery } from './forms.js';
 import type { WebTools } from './web-tools.js';
 
 const DEDUCTION_LABELS: Record<Deduction, string> = {
@@ -13,50 +15,51 @@ const DEDUCTION_LABELS: Record<Deduction, string> = {
   fees: 'Frais (paiement, commissions)',
 };
 
-const list = (value: unknown): string[] =>
-  value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)];
-
-export async function settingsPages(app: FastifyInstance, tools: WebTools): Promise<void> {
+export async function settingsPages(plain: FastifyInstance, tools: WebTools): Promise<void> {
+  const app = plain.withTypeProvider<TypeBoxTypeProvider>();
   const session = tools.session;
 
-  app.get('/settings/report', { preHandler: tools.requireSession }, async (request, reply) => {
-    const org = session(request).organization;
-    const statuses = await excludableStatuses(tools.db, org);
-    const context = tools.context(request, reply);
-    const body = html`<form method="post" action="/settings/report" class="card">
-      ${csrfField(context)}
-      <fieldset>
-        <legend>Statuts exclus</legend>
-        <p class="muted">
-          Les commandes dans ces statuts ne comptent nulle part : ni dans les chiffres, ni comme première
-          commande d’un client.
-        </p>
-        ${statuses.map((status, i) => html`<label for="status-${i}"><input type="checkbox" id="status-${i}" name="excluded" value="${status}" ${org.settings.excludedStatuses.includes(status) ? ' checked' : ''} /> ${status}</label>`)}
-      </fieldset>
-      <fieldset>
-        <legend>Déductions du CA net</legend>
-        <p class="muted">
-          Retirées du total de chaque commande pour obtenir son CA net ; un montant remboursé n’est jamais
-          retiré deux fois.
-        </p>
-        ${DEDUCTIONS.map((d) => html`<label for="deduction-${d}"><input type="checkbox" id="deduction-${d}" name="deductions" value="${d}" ${org.settings.deductions.includes(d) ? ' checked' : ''} /> ${DEDUCTION_LABELS[d]}</label>`)}
-      </fieldset>
-      <div class="actions"><button>Enregistrer</button></div>
-    </form>`;
-    const notice = (request.query as Record<string, string>).saved
-      ? 'Paramètres enregistrés : le rapport Revenus et l’API en tiennent compte dès maintenant.'
-      : undefined;
-    return tools.render(reply, page(context, 'Paramètres des rapports', body, notice));
-  });
+  app.get(
+    '/settings/report',
+    { schema: { querystring: SettingsQuery }, preHandler: tools.requireSession },
+    async (request, reply) => {
+      const org = session(request).organization;
+      const statuses = await excludableStatuses(tools.db, org);
+      const context = tools.context(request, reply);
+      const body = html`<form method="post" action="/settings/report" class="card">
+        ${csrfField(context)}
+        <fieldset>
+          <legend>Statuts exclus</legend>
+          <p class="muted">
+            Les commandes dans ces statuts ne comptent nulle part : ni dans les chiffres, ni comme première
+            commande d’un client.
+          </p>
+          ${statuses.map((status, i) => html`<label for="status-${i}"><input type="checkbox" id="status-${i}" name="excluded" value="${status}" ${org.settings.excludedStatuses.includes(status) ? ' checked' : ''} /> ${status}</label>`)}
+        </fieldset>
+        <fieldset>
+          <legend>Déductions du CA net</legend>
+          <p class="muted">
+            Retirées du total de chaque commande pour obtenir son CA net ; un montant remboursé n’est jamais
+            retiré deux fois.
+          </p>
+          ${DEDUCTIONS.map((d) => html`<label for="deduction-${d}"><input type="checkbox" id="deduction-${d}" name="deductions" value="${d}" ${org.settings.deductions.includes(d) ? ' checked' : ''} /> ${DEDUCTION_LABELS[d]}</label>`)}
+        </fieldset>
+        <div class="actions"><button>Enregistrer</button></div>
+      </form>`;
+      const notice = request.query.saved
+        ? 'Paramètres enregistrés : le rapport Revenus et l’API en tiennent compte dès maintenant.'
+        : undefined;
+      return tools.render(reply, page(context, 'Paramètres des rapports', body, notice));
+    },
+  );
 
   app.post(
     '/settings/report',
-    { preHandler: [tools.requireSession, app.csrfProtection] },
+    { schema: { body: ReportSettingsForm }, preHandler: [tools.requireSession, app.csrfProtection] },
     async (request, reply) => {
-      const form = request.body as Record<string, unknown>;
       await updateReportSettings(tools.db, session(request).organization.id, {
-        excludedStatuses: list(form.excluded),
-        deductions: list(form.deductions),
+        excludedStatuses: request.body.excluded ?? [],
+        deductions: request.body.deductions ?? [],
       });
       return reply.redirect('/settings/report?saved=1', 303);
     },

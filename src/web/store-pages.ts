@@ -11,6 +11,8 @@ import { findJob, type ImportJob } from '../ingest/jobs.js';
 import { formatOfFileName } from '../ingest/read-orders.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { AddStoreForm } from './forms.js';
 import type { WebTools } from './web-tools.js';
 
 const SHOWN_ERRORS = 200;
@@ -59,7 +61,8 @@ function importReport(result: ImportResult): Html {
   </section>`;
 }
 
-export async function storePages(app: FastifyInstance, tools: WebTools): Promise<void> {
+export async function storePages(plain: FastifyInstance, tools: WebTools): Promise<void> {
+  const app = plain.withTypeProvider<TypeBoxTypeProvider>();
   // Past IMPORT_MAX_BYTES the file stream fails: the import discards what it staged (I1).
   await app.register(multipart, {
     limits: { files: 1, fileSize: tools.importMaxBytes, fields: 10, fieldSize: 1024 },
@@ -150,9 +153,9 @@ export async function storePages(app: FastifyInstance, tools: WebTools): Promise
 
   app.post(
     '/settings/stores',
-    { preHandler: [tools.requireSession, app.csrfProtection] },
+    { schema: { body: AddStoreForm }, preHandler: [tools.requireSession, app.csrfProtection] },
     async (request, reply) => {
-      const address = String((request.body as Record<string, unknown>).address ?? '');
+      const address = request.body.address ?? '';
       const context = tools.context(request, reply);
       try {
         const stored = await addStore(tools.db, session(request).organization.id, address);

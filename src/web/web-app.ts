@@ -9,7 +9,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { AppError, isAppError } from '../errors.js';
+import { AppError, errorFields, isAppError } from '../errors.js';
 import { SESSION_COOKIE, findSession, type WebSession } from '../auth/sessions.js';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
@@ -52,6 +52,12 @@ function csrfUserInfo(request: FastifyRequest): string {
   return token ? crypto.createHash('sha256').update(token).digest('base64url') : 'signed-out';
 }
 
+/** The CSRF token field of a parsed form body, before the route's schema has checked the body. */
+function formToken(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || !('_csrf' in body)) return undefined;
+  return typeof body._csrf === 'string' ? body._csrf : undefined;
+}
+
 const derivedKey = (secret: Buffer, purpose: string): Buffer =>
   crypto.createHmac('sha256', secret).update(`sales-metrics:${purpose}`).digest();
 
@@ -67,8 +73,7 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
     csrfOpts: { hmacKey: derivedKey(deps.config.secretKey, 'csrf') },
     getUserInfo: csrfUserInfo,
     // Forms send the token as a field; the streamed import form as its first multipart field.
-    getToken: (request) =>
-      (request.body as Record<string, string> | undefined)?._csrf ?? request.multipartCsrf ?? '',
+    getToken: (request) => formToken(request.body) ?? request.multipartCsrf ?? '',
   });
   // A form posted from another origin is refused before anything else (finding 5), whatever its
   // token: browsers say where a request comes from in Origin, or at least in Sec-Fetch-Site.
@@ -121,12 +126,12 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
 
   // Web errors are pages, not JSON: the same catalogue of messages, shown to a person.
   app.setErrorHandler((error, request, reply) => {
-    const status = isAppError(error) ? error.status : ((error as { statusCode?: number }).statusCode ?? 500);
+    const { code, statusCode } = errorFields(error);
+    const status = isAppError(error) ? error.status : (statusCode ?? 500);
     const message =
-      (error as { code?: string }).code === 'FST_CSRF_INVALID_TOKEN' ||
-      (error as { code?: string }).code === 'FST_CSRF_MISSING_SECRET'
+      code === 'FST_CSRF_INVALID_TOKEN' || code === 'FST_CSRF_MISSING_SECRET'
         ? 'Formulaire expiré ou invalide : rechargez la page et réessayez.'
-        : (error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE'
+        : code === 'FST_REQ_FILE_TOO_LARGE'
           ? `Fichier trop volumineux : ${Math.floor(deps.config.importMaxBytes / 1024 ** 2)} Mio au plus (IMPORT_MAX_BYTES). Aucune commande n’a été importée ; découpez le fichier ou importez-le avec la commande sales-metrics import.`
           : isAppError(error) && status < 500
             ? error.message
