@@ -2,7 +2,7 @@
 // exits 0 on success and non-zero with a clear message on standard error.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
-import { isAppError } from '../errors.js';
+import { errorFields, isAppError } from '../errors.js';
 import { COMMANDS, type CommandContext } from './commands.js';
 
 const USAGE = `Usage : sales-metrics <commande> [options] [--json]
@@ -75,8 +75,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (isAppError(error)) return fail(error.message);
     if (error instanceof ConfigError || error instanceof UsageError) return fail(error.message);
-    const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('ERR_PARSE_ARGS')) return fail(argumentError(code, (error as Error).message));
+    const { code = '' } = errorFields(error);
+    if (code.startsWith('ERR_PARSE_ARGS') && error instanceof Error)
+      return fail(argumentError(code, error.message));
     return fail(error instanceof Error ? error.message : String(error));
   }
 }

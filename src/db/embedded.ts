@@ -42,15 +42,25 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** A host.json as this module writes it, or undefined for anything else. */
+function toHostRecord(value: unknown): HostRecord | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (!('pid' in value) || typeof value.pid !== 'number') return undefined;
+  if (!('role' in value) || (value.role !== 'server' && value.role !== 'cli')) return undefined;
+  if (!('socketDir' in value) || typeof value.socketDir !== 'string') return undefined;
+  return { pid: value.pid, role: value.role, socketDir: value.socketDir };
+}
+
 /** The live host of dataDir, if any; a record left by a dead process is removed. */
 export function findHost(dataDir: string): HostRecord | undefined {
   const file = path.join(dataDir, LOCK_FILE);
-  let record: HostRecord;
+  let record: HostRecord | undefined;
   try {
-    record = JSON.parse(fs.readFileSync(file, 'utf8')) as HostRecord;
+    record = toHostRecord(JSON.parse(fs.readFileSync(file, 'utf8')));
   } catch {
     return undefined;
   }
+  if (!record) return undefined;
   if (isAlive(record.pid)) return record;
   fs.rmSync(file, { force: true });
   return undefined;

@@ -43,21 +43,43 @@ const COLUMNS = `id, organization_id, origin, file_name, state, lines_read, orde
 
 const num = (value: unknown): number => Number(value ?? 0);
 
+const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'refused', 'failed'];
+const isJobState = (value: unknown): value is JobState => JOB_STATES.some((state) => state === value);
+
+/** The stored errors, each checked: a row edited by hand shows what is well-formed, nothing else. */
+function lineErrors(stored: unknown): LineError[] {
+  const value: unknown = typeof stored === 'string' ? JSON.parse(stored) : stored;
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((e: unknown) =>
+    typeof e === 'object' &&
+    e !== null &&
+    'line' in e &&
+    typeof e.line === 'number' &&
+    'field' in e &&
+    typeof e.field === 'string' &&
+    'message' in e &&
+    typeof e.message === 'string'
+      ? [{ line: e.line, field: e.field, message: e.message }]
+      : [],
+  );
+}
+
 function toJob(row: Record<string, unknown>): ImportJob {
-  const errors = typeof row.errors === 'string' ? (JSON.parse(row.errors) as unknown) : row.errors;
+  const state = row.state;
+  if (!isJobState(state)) throw new Error(`import_jobs.state inattendu : ${String(state).slice(0, 40)}`);
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
     origin: row.origin === 'web' ? 'web' : 'cli',
     fileName: row.file_name === null ? null : String(row.file_name),
-    state: String(row.state) as JobState,
+    state,
     linesRead: num(row.lines_read),
     ordersPerSecond: num(row.orders_per_second),
     imported: num(row.imported),
     updated: num(row.updated),
     rejected: num(row.rejected),
     errorCount: num(row.error_count),
-    errors: Array.isArray(errors) ? (errors as LineError[]) : [],
+    errors: lineErrors(row.errors),
     message: row.message === null ? null : String(row.message),
     createdAt: new Date(String(row.created_at)),
     finishedAt: row.finished_at === null ? null : new Date(String(row.finished_at)),
