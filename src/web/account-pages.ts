@@ -1,5 +1,5 @@
 // Sign up, log in, log out, switch organization.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { KeyedLock } from '../limits/keyed-lock.js';
 import { checkLogin, createSession, endSession, switchOrganization } from '../auth/sessions.js';
@@ -99,7 +99,6 @@ export async function accountPages(plain: FastifyInstance, tools: WebTools): Pro
     });
   };
   // Failed logins per address: 10 per 15 minutes.
-  const attempts = new KeyedLock();
   const loginFailures = app.createRateLimit({
     max: 10,
     timeWindow: 15 * 60_000,
@@ -110,6 +109,29 @@ export async function accountPages(plain: FastifyInstance, tools: WebTools): Pro
     timeWindow: 60 * 60_000,
     keyGenerator: (r) => `signup:${r.ip}`,
   });
+  const loginAttempts = new KeyedLock();
+  const signupAttempts = new KeyedLock();
+
+  /**
+   * Check the address's limit, attempt, count: one attempt at a time per address, or parallel
+   * requests would all pass the check before any of them is counted (as for R2). `counts` says
+   * whether an attempt's outcome uses up the limit.
+   */
+  async function limited<T>(
+    lock: KeyedLock,
+    limit: typeof signups,
+    request: FastifyRequest,
+    attempt: () => Promise<T>,
+    counts: (outcome: T) => boolean,
+  ): Promise<{ outcome: T } | { limitedForMs: number }> {
+    return lock.run(request.ip, async () => {
+      const status = await limit(request, { increment: false });
+      if (!status.isAllowed && status.remaining === 0) return { limitedForMs: status.ttl };
+      const outcome = await attempt();
+      if (counts(outcome)) await limit(request);
+      return { outcome };
+    });
+  }
 
   app.get('/', async (request, reply) =>
     reply.redirect(request.webSession ? '/reports/revenue' : '/login', 303),
@@ -140,26 +162,25 @@ export async function accountPages(plain: FastifyInstance, tools: WebTools): Pro
     { schema: { body: LoginForm }, preHandler: app.csrfProtection },
     async (request, reply) => {
       const form = request.body;
-      // Check, verify and count one attempt at a time per address, or parallel guesses would all
-      // pass the check before any failure is counted (as for R2).
-      const login = await attempts.run(request.ip, async () => {
-        const status = await loginFailures(request, { increment: false });
-        if (!status.isAllowed && status.remaining === 0) return { limitedForMs: status.ttl };
-        const email = form.email ?? '';
-        const password = form.password ?? '';
+      const email = form.email ?? '';
+      const password = form.password ?? '';
+      const attempt = await limited(
+        loginAttempts,
+        loginFailures,
+        request,
         // Over-long input is a failed attempt, never hashed (a megabyte password would cost seconds).
-        const found =
+        async () =>
           email.length <= MAX_EMAIL_LENGTH && password.length <= MAX_PASSWORD_LENGTH
             ? await checkLogin(tools.db, email, password)
-            : undefined;
-        if (!found) await loginFailures(request);
-        return found;
-      });
-      if (login && 'limitedForMs' in login) {
+            : undefined,
+        (found) => !found, // failures count
+      );
+      if ('limitedForMs' in attempt) {
         const context = tools.context(request, reply);
-        const message = `Trop de tentatives : réessayez dans ${Math.ceil(login.limitedForMs / 60_000)} min.`;
+        const message = `Trop de tentatives : réessayez dans ${Math.ceil(attempt.limitedForMs / 60_000)} min.`;
         return tools.render(reply, page(context, 'Connexion', loginForm(context, form, message)), 429);
       }
+      const login = attempt.outcome;
       if (!login) {
         const context = tools.context(request, reply);
         return tools.render(
@@ -184,21 +205,28 @@ export async function accountPages(plain: FastifyInstance, tools: WebTools): Pro
     async (request, reply) => {
       const form = request.body;
       // Only sign-ups that get through count (finding 10); a mistyped form costs nothing.
-      const limit = await signups(request, { increment: false });
-      if (!limit.isAllowed && limit.remaining === 0) {
+      const attempt = await limited(
+        signupAttempts,
+        signups,
+        request,
+        () =>
+          signUp(tools.db, {
+            organization: form.organization ?? '',
+            email: form.email ?? '',
+            password: form.password ?? '',
+          }),
+        (result) => result.accepted,
+      );
+      if ('limitedForMs' in attempt) {
         const context = tools.context(request, reply);
-        const message = `Trop de créations de compte depuis cette adresse : réessayez dans ${Math.ceil(limit.ttl / 60_000)} min.`;
+        const message = `Trop de créations de compte depuis cette adresse : réessayez dans ${Math.ceil(attempt.limitedForMs / 60_000)} min.`;
         return tools.render(
           reply,
           page(context, 'Créer un compte', signupForm(context, form, { organization: message })),
           429,
         );
       }
-      const result = await signUp(tools.db, {
-        organization: form.organization ?? '',
-        email: form.email ?? '',
-        password: form.password ?? '',
-      });
+      const result = attempt.outcome;
       if (!result.accepted) {
         const context = tools.context(request, reply);
         const shown = {
@@ -211,7 +239,6 @@ export async function accountPages(plain: FastifyInstance, tools: WebTools): Pro
           400,
         );
       }
-      await signups(request);
       // The same answer whether the account was created or the address was already taken (finding 3).
       return reply.redirect('/login?signup=1', 303);
     },

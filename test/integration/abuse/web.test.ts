@@ -241,6 +241,34 @@ describe('issue 7: sessions and forms', () => {
     }
   });
 
+  test('finding 10: parallel sign-ups from one address cannot outrun the limit', async () => {
+    const limited = await startTestService();
+    try {
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          const client = new Client(limited.baseUrl);
+          const token = await client.token('/signup');
+          const response = await client.post('/signup', {
+            _csrf: token,
+            organization: `Parallel ${i}`,
+            email: `parallel${i}@example.com`,
+            password: PASSWORD,
+          });
+          return response.status;
+        }),
+      );
+      assert.deepEqual(
+        statuses.sort(),
+        [...Array(5).fill(303), ...Array(15).fill(429)],
+        'five sign-ups an hour per address, however parallel',
+      );
+      const users = await limited.db.query("SELECT 1 FROM users WHERE email LIKE 'parallel%'");
+      assert.equal(users.length, 5);
+    } finally {
+      await limited.cleanup();
+    }
+  });
+
   test('finding 11: pages carry a strict CSP without inline script, no framing, nosniff and a referrer policy', async () => {
     for (const path of ['/login', '/signup', '/assets/app.js', '/api/reports/catalog']) {
       const response = await fetch(`${service.baseUrl}${path}`);

@@ -1,0 +1,146 @@
+// Hostile input against a real server, timed from outside as a load balancer would (issue 7): the
+// server runs as its own process on a fresh embedded database with the demo data, and this process
+// probes GET /healthz every 20 ms while it sends, one after the other, the inputs that froze or
+// exhausted the service before: a 20 MB single-line upload, a 22 MB upload of `{}` lines (six
+// errors every three bytes), 200 parallel uncached heavy reports, 50 parallel sign-ups and 60
+// over-long forms. For each phase it prints the /healthz latencies (p50, p99, max), what the
+// hostile requests got, and the server's resident memory at the end of the phase.
+// Usage: npm run bench:hostile
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startServer, type ServerProcess } from '../test/helpers/processes.js';
+import { Client } from '../test/helpers/web-client.js';
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+/** The server's resident memory in MB (its pid is in the embedded database's lock file). */
+function serverRssMb(dataDir: string): number {
+  const { pid } = JSON.parse(fs.readFileSync(path.join(dataDir, 'host.json'), 'utf8')) as { pid: number };
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+async function probing<T>(
+  server: ServerProcess,
+  work: () => Promise<T>,
+): Promise<{ result: T; ms: number[] }> {
+  const ms: number[] = [];
+  let running = true;
+  const probes = (async () => {
+    while (running) {
+      const started = performance.now();
+      await (await fetch(`${server.baseUrl}/healthz`)).arrayBuffer();
+      ms.push(performance.now() - started);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  try {
+    return { result: await work(), ms };
+  } finally {
+    running = false;
+    await probes;
+  }
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-hostile-'));
+const server = await startServer({ DATA_DIR: dataDir, DEMO: '1', IMPORT_MAX_BYTES: String(64 * 1024 ** 2) });
+const banner = server.output();
+const key = /smk_[0-9A-Za-z]{38}/.exec(banner)?.[0];
+const login = /Connexion de démo \(application web\) : (\S+) \/ (\S+)/.exec(banner);
+if (!key || !login) throw new Error(`no demo access in the banner:\n${banner}`);
+const client = new Client(server.baseUrl);
+if ((await client.login(login[1] ?? '', login[2] ?? '')).status !== 303) throw new Error('demo login failed');
+console.log(`load average at start: ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
+console.log('phase                               | /healthz p50 | p99 | max | hostile answers | server RSS');
+
+async function phase(name: string, work: () => Promise<string>): Promise<void> {
+  const { result, ms } = await probing(server, work);
+  const f = (n: number) => `${n.toFixed(0)} ms`;
+  console.log(
+    `${name.padEnd(35)} | ${f(percentile(ms, 50)).padStart(12)} | ${f(percentile(ms, 99))} | ${f(Math.max(...ms))} | ${result} | ${serverRssMb(dataDir)} MB`,
+  );
+}
+
+const upload = async (name: string, content: Blob): Promise<string> => {
+  const token = await client.token('/settings/stores');
+  const answer = await client.upload('/settings/stores/import', { _csrf: token }, { name, content });
+  const location = answer.headers.get('location') ?? '';
+  for (let i = 0; i < 1200 && location; i++) {
+    const page = await (await client.get(location)).text();
+    if (!page.includes('http-equiv="refresh"')) {
+      const state = /<title>([^<]*)<\/title>/.exec(page)?.[1] ?? '';
+      return `${answer.status} at once, job page "${state}" after ${(i * 0.1).toFixed(1)} s`;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return `${answer.status}`;
+};
+
+await phase('idle, 3 s', async () => {
+  await new Promise((r) => setTimeout(r, 3000));
+  return '-';
+});
+
+await phase('one 20 MB line (browser import)', () =>
+  upload(
+    'long.ndjson',
+    new Blob([`{"store":"https://x.example","id":"1","status":"${'x'.repeat(20 * 1024 ** 2)}"}\n`]),
+  ),
+);
+
+await phase('22 MB of {} lines (browser import)', () =>
+  upload('errors.ndjson', new Blob(['{}\n'.repeat((22 * 1024 ** 2) / 3)])),
+);
+
+await phase('200 parallel uncached heavy reports', async () => {
+  const statuses = await Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      fetch(
+        `${server.baseUrl}/api/reports/tabular?metrics=orders,net_revenue,unique_customers,new_customers&dimensions=date,store,country,customer_type,status&limit=${100_000 - i}`,
+        { headers: { authorization: `Bearer ${key}` } },
+      ).then(
+        async (r) => (await r.arrayBuffer(), r.status),
+        () => 0,
+      ),
+    ),
+  );
+  const count = new Map<number, number>();
+  for (const s of statuses) count.set(s, (count.get(s) ?? 0) + 1);
+  return [...count].map(([s, n]) => `${n} × ${s || 'dropped'}`).join(', ');
+});
+
+await phase('50 parallel sign-ups, one address', async () => {
+  const statuses = await Promise.all(
+    Array.from({ length: 50 }, async (_, i) => {
+      const c = new Client(server.baseUrl);
+      const token = await c.token('/signup');
+      const r = await c.post('/signup', {
+        _csrf: token,
+        organization: `Org ${i}`,
+        email: 'same@example.com',
+        password: `password number ${i}`,
+      });
+      return r.status;
+    }),
+  );
+  const count = new Map<number, number>();
+  for (const s of statuses) count.set(s, (count.get(s) ?? 0) + 1);
+  return [...count].map(([s, n]) => `${n} × ${s}`).join(', ');
+});
+
+await phase('60 over-long forms (60 KB fields)', async () => {
+  const token = await client.token('/settings/api-keys');
+  const statuses = await Promise.all(
+    Array.from({ length: 60 }, () =>
+      client.post('/settings/api-keys', { _csrf: token, name: 'n'.repeat(60_000) }).then((r) => r.status),
+    ),
+  );
+  return `${statuses.filter((s) => s === 400).length} × 400`;
+});
+
+console.log(`server exit: ${await server.stop()}`);
+fs.rmSync(dataDir, { recursive: true, force: true });
