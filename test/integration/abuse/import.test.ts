@@ -152,16 +152,27 @@ describe('issue 7: imports', () => {
     const lines = 1_000_000; // `{}`: six missing fields a line, 3 bytes a line
     const input = Readable.from(
       (function* () {
-        const block = Buffer.from('{}\n'.repeat(10_000));
-        for (let sent = 0; sent < lines; sent += 10_000) yield block;
+        // Large blocks: every line of a block is already read, so only the import itself can give
+        // the event loop a turn while it validates them.
+        const block = Buffer.from('{}\n'.repeat(250_000));
+        for (let sent = 0; sent < lines; sent += 250_000) yield block;
       })(),
     );
     global.gc?.();
     const heapBefore = process.memoryUsage().heapUsed;
     let heapPeak = heapBefore;
+    let lastTick = performance.now();
+    let longestGap = 0;
+    const ticks = setInterval(() => {
+      longestGap = Math.max(longestGap, performance.now() - lastTick);
+      lastTick = performance.now();
+    }, 5);
     const result = await importOrderStream(service.db, org.id, input, 'ndjson', {
       onProgress: () => (heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed)),
-    });
+    }).finally(() => clearInterval(ticks));
+    t.diagnostic(`${lines} bad lines: the event loop waited ${longestGap.toFixed(0)} ms at most`);
+    // Without turns given during validation, a block of 250,000 lines holds the loop for ~1 s.
+    assert.ok(longestGap < 250, `the event loop waited ${longestGap.toFixed(0)} ms`);
     assert.equal(result.refused, true);
     assert.equal(result.rejected, lines);
     assert.equal(result.errors.length, MAX_REPORTED_ERRORS);
