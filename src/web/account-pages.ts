@@ -1,7 +1,7 @@
 // Sign up, log in, log out, switch organization.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
-import { KeyedLock } from '../limits/keyed-lock.js';
+import { AttemptLimit } from '../limits/attempt-limit.js';
 import { checkLogin, createSession, endSession, switchOrganization } from '../auth/sessions.js';
 import { signUp } from '../domain/accounts.js';
 import { MAX_ORGANIZATION_NAME } from '../domain/organizations.js';
@@ -98,40 +98,21 @@ export async function accountPages(plain: FastifyInstance, tools: WebTools): Pro
       maxAge: SESSION_DAYS * 86_400,
     });
   };
-  // Failed logins per address: 10 per 15 minutes.
-  const loginFailures = app.createRateLimit({
-    max: 10,
-    timeWindow: 15 * 60_000,
-    keyGenerator: (r) => `login:${r.ip}`,
-  });
-  const signups = app.createRateLimit({
-    max: SIGNUPS_PER_HOUR,
-    timeWindow: 60 * 60_000,
-    keyGenerator: (r) => `signup:${r.ip}`,
-  });
-  const loginAttempts = new KeyedLock();
-  const signupAttempts = new KeyedLock();
-
-  /**
-   * Check the address's limit, attempt, count: one attempt at a time per address, or parallel
-   * requests would all pass the check before any of them is counted (as for R2). `counts` says
-   * whether an attempt's outcome uses up the limit.
-   */
-  async function limited<T>(
-    lock: KeyedLock,
-    limit: typeof signups,
-    request: FastifyRequest,
-    attempt: () => Promise<T>,
-    counts: (outcome: T) => boolean,
-  ): Promise<{ outcome: T } | { limitedForMs: number }> {
-    return lock.run(request.ip, async () => {
-      const status = await limit(request, { increment: false });
-      if (!status.isAllowed && status.remaining === 0) return { limitedForMs: status.ttl };
-      const outcome = await attempt();
-      if (counts(outcome)) await limit(request);
-      return { outcome };
-    });
-  }
+  // Failed logins per address: 10 per 15 minutes; sign-ups that get through: 5 an hour.
+  const loginFailures = new AttemptLimit(
+    app.createRateLimit({
+      max: 10,
+      timeWindow: 15 * 60_000,
+      keyGenerator: (r) => `login:${r.ip}`,
+    }),
+  );
+  const signups = new AttemptLimit(
+    app.createRateLimit({
+      max: SIGNUPS_PER_HOUR,
+      timeWindow: 60 * 60_000,
+      keyGenerator: (r) => `signup:${r.ip}`,
+    }),
+  );
 
   app.get('/', async (request, reply) =>
     reply.redirect(request.webSession ? '/reports/revenue' : '/login', 303),
@@ -164,9 +145,7 @@ export async function accountPages(plain: FastifyInstance, tools: WebTools): Pro
       const form = request.body;
       const email = form.email ?? '';
       const password = form.password ?? '';
-      const attempt = await limited(
-        loginAttempts,
-        loginFailures,
+      const attempt = await loginFailures.run(
         request,
         // Over-long input is a failed attempt, never hashed (a megabyte password would cost seconds).
         async () =>
@@ -205,9 +184,7 @@ export async function accountPages(plain: FastifyInstance, tools: WebTools): Pro
     async (request, reply) => {
       const form = request.body;
       // Only sign-ups that get through count (finding 10); a mistyped form costs nothing.
-      const attempt = await limited(
-        signupAttempts,
-        signups,
+      const attempt = await signups.run(
         request,
         () =>
           signUp(tools.db, {

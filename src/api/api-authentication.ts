@@ -1,0 +1,78 @@
+// Who is calling the API (K3, K4, K5), behind the failed-authentication limit per address (R2).
+// Every request looks its key up afresh; the limit counts only failures, and keys this instance
+// has not seen succeed lately are looked up one at a time per address (src/limits/attempt-limit).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import crypto from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Queryable } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { authenticateApiKey, LastUsedRecorder, type ApiCaller } from '../auth/authenticate.js';
+import { AttemptLimit } from '../limits/attempt-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: ApiCaller;
+  }
+}
+
+const AUTH_FAILURE_WINDOW_MS = 60_000; // R2: the count is configurable, the window is not
+
+export function limitHeaders(reply: FastifyReply, limit: number, remaining: number, resetS: number): void {
+  reply.header('x-ratelimit-limit', String(limit));
+  reply.header('x-ratelimit-remaining', String(Math.max(0, remaining)));
+  reply.header('x-ratelimit-reset', String(resetS));
+}
+
+/** The onRequest hook of every API route: sets request.caller, or throws the AppError to answer. */
+export function apiAuthentication(
+  app: FastifyInstance,
+  deps: { readonly db: Queryable; readonly authFailureLimit: number },
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const lastUsed = new LastUsedRecorder(deps.db, (error) =>
+    app.log.warn({ err: error }, 'last-used update failed'),
+  );
+  const failures = new AttemptLimit(
+    app.createRateLimit({
+      max: deps.authFailureLimit,
+      timeWindow: AUTH_FAILURE_WINDOW_MS,
+      keyGenerator: (request) => `auth-failures:${request.ip}`,
+    }),
+  );
+  // Keys seen to succeed lately skip their address's queue: they will not count as failures.
+  const recentlyValid = new LRUCache<string, true>({ max: 10_000, ttl: 10 * 60_000 });
+
+  return async (request, reply) => {
+    const header = request.headers.authorization;
+    const fingerprint = crypto
+      .createHash('sha256')
+      .update(header ?? '')
+      .digest('hex');
+    const attempted = await failures.run(
+      request,
+      () =>
+        authenticateApiKey(deps.db, header).then(
+          (caller) => ({ caller }),
+          (error: unknown) => {
+            if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return { refused: error };
+            throw error;
+          },
+        ),
+      (outcome) => 'refused' in outcome,
+      { serialize: !recentlyValid.has(fingerprint) },
+    );
+    if ('limitedForMs' in attempted) {
+      const resetS = Math.max(1, Math.ceil(attempted.limitedForMs / 1000));
+      limitHeaders(reply, deps.authFailureLimit, 0, resetS);
+      reply.header('retry-after', String(resetS));
+      throw new AppError(
+        'AUTH_FAILURES_LIMITED',
+        `Trop d’échecs d’authentification depuis cette adresse : réessayez dans ${resetS} s`,
+      );
+    }
+    const { outcome } = attempted;
+    if ('refused' in outcome) throw outcome.refused;
+    recentlyValid.set(fingerprint, true);
+    request.caller = outcome.caller;
+    lastUsed.record(outcome.caller);
+  };
+}
