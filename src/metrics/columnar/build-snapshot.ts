@@ -83,11 +83,11 @@ class ColumnsBuilder {
   push(row: Row): void {
     if (this.length === this.seconds.length) this.grow();
     const i = this.length++;
-    this.seconds[i] = row.t as number;
+    this.seconds[i] = Number(row.t);
     this.store[i] = this.storeCodes.get(String(row.s)) ?? -1;
-    this.status[i] = this.statuses.code(row.st as string);
-    this.country[i] = this.countries.code(row.co as string);
-    this.items[i] = row.i as number;
+    this.status[i] = this.statuses.code(String(row.st));
+    this.country[i] = this.countries.code(String(row.co));
+    this.items[i] = Number(row.i);
     this.cents(0, i, row.a);
     this.cents(1, i, row.tx);
     this.cents(2, i, row.sh);
@@ -98,7 +98,8 @@ class ColumnsBuilder {
   }
 
   private cents(column: number, i: number, value: unknown): void {
-    const cents = value as number;
+    // Whole cents from the statement's own arithmetic; anything else falls back to SQL like a huge amount.
+    const cents = typeof value === 'number' ? value : NaN;
     if (!(cents >= INT32_MIN && cents <= INT32_MAX)) throw new AmountOutOfRange();
     (this.money[column] as Int32Array)[i] = cents;
     this.absoluteCents += Math.abs(cents);
@@ -186,13 +187,13 @@ async function readCustomerRuns(
       const row = rows[r] as Row;
       if (row.c !== previous) {
         columns.runStart.push(columns.length);
-        previous = row.c as string;
+        previous = row.c;
       }
       columns.push(row);
     }
     checkBudget(columns, maxBytes);
     if (rows.length < limit) return;
-    after = (rows[end - 1] as Row).c as string;
+    after = String((rows[end - 1] as Row).c);
     limit = chunkRows;
     await nextTurn();
   }
