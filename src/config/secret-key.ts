@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
+import { errorFields } from '../errors.js';
 
 export const SECRET_KEY_FILE = 'secret.key';
 const MIN_BYTES = 32;
@@ -41,7 +42,7 @@ function keyFileOf(dataDir: string): Buffer {
     try {
       fs.linkSync(draft, file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (errorFields(error).code !== 'EEXIST') throw error;
     } finally {
       fs.rmSync(draft, { force: true });
     }

@@ -2,7 +2,7 @@
 // server (DATABASE_URL) or to the embedded PGlite host's Unix socket (src/db/embedded.ts).
 import pg from 'pg';
 import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
+import { errorFields, AppError } from '../errors.js';
 import {
   findHost,
   startHost,
@@ -55,7 +55,7 @@ const CONNECTION_ERROR_CODES = new Set([
 /** True when the database could not be reached, as opposed to a faulty statement. */
 export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const code = (error as { code?: string }).code;
+  const { code } = errorFields(error);
   if (code !== undefined && CONNECTION_ERROR_CODES.has(code)) return true;
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection closed/i.test(
     error.message,
@@ -82,10 +82,7 @@ function classify(error: unknown, pool?: pg.Pool): unknown {
       { cause: error },
     );
   }
-  if (
-    (error as { code?: string } | undefined)?.code === '57014' &&
-    /statement timeout/i.test(String(error))
-  ) {
+  if (errorFields(error).code === '57014' && /statement timeout/i.test(String(error))) {
     return Object.assign(
       new AppError(
         'SERVICE_BUSY',

@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { keepPrivate, makePrivate } from './private-files.js';
+import { errorFields } from '../errors.js';
 
 export type HostRole = 'server' | 'cli';
 
@@ -38,7 +39,7 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return errorFields(error).code === 'EPERM';
   }
 }
 
@@ -96,7 +97,7 @@ function tryLock(dataDir: string, record: HostRecord): boolean {
       fs.writeFileSync(path.join(dataDir, LOCK_FILE), JSON.stringify(record), { flag: 'wx' });
       return true;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (errorFields(error).code !== 'EEXIST') throw error;
       if (findHost(dataDir)) return false;
     }
   }

@@ -4,6 +4,7 @@
 // WAL segments); a pass over an existing DATA_DIR repairs what an earlier version left open.
 import fs from 'node:fs';
 import path from 'node:path';
+import { errorFields } from '../errors.js';
 
 const OWNER_ONLY = 0o077;
 
@@ -37,6 +38,6 @@ function restrict(entry: string): void {
     if (stat.isDirectory()) for (const name of fs.readdirSync(entry)) restrict(path.join(entry, name));
   } catch (error) {
     // Removed meanwhile: a running host renames WAL segments, a stopping one removes its lock.
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if (errorFields(error).code !== 'ENOENT') throw error;
   }
 }

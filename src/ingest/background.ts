@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Database } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { errorFields, AppError } from '../errors.js';
 import { importOrderFile } from './import.js';
 import { HEARTBEAT_MS, INTERRUPTED, createJob, finishJob } from './jobs.js';
 
@@ -130,6 +130,6 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return errorFields(error).code === 'EPERM';
   }
 }

@@ -127,7 +127,13 @@ export async function* readNdjson(input: Readable): AsyncGenerator<ReadEntry> {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      yield { line, error: { field: LINE_FIELD, message: `JSON invalide : ${(error as Error).message}` } };
+      yield {
+        line,
+        error: {
+          field: LINE_FIELD,
+          message: `JSON invalide : ${error instanceof Error ? error.message : String(error)}`,
+        },
+      };
       continue;
     }
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) {

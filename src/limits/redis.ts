@@ -42,6 +42,9 @@ export function throttled(log: (error: unknown) => void, intervalMs = 10_000): (
 /** A warning, at most every 10 s, that `what` falls back to the instance while Redis fails. */
 export function redisFallbackWarning(log: FastifyBaseLogger, what: string): (error: unknown) => void {
   return throttled((error) =>
-    log.warn({ err: { message: (error as Error).message } }, `Redis en erreur : ${what} à l’instance`),
+    log.warn(
+      { err: { message: error instanceof Error ? error.message : String(error) } },
+      `Redis en erreur : ${what} à l’instance`,
+    ),
   );
 }
