@@ -10,10 +10,12 @@ import { AppError } from '../errors.js';
 import type { ApiCaller } from '../auth/authenticate.js';
 import { runTabularReport } from '../domain/tabular-report.js';
 import type { ReportEngine } from '../metrics/engine.js';
-import { parseTabularQuery, type RawQuery } from '../query/parse.js';
+import { parseTabularQuery } from '../query/parse.js';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { apiAuthentication } from './api-authentication.js';
+import { TabularQuerystring } from './schemas.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
 
 export interface ReportsApiDeps {
@@ -58,25 +60,30 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       .send(CATALOG_BODY),
   );
 
-  app.get('/api/reports/tabular', { onRequest: authenticate }, async (request, reply) => {
-    const { organization } = callerOf(request);
-    const zones = await deps.timeZones();
-    const query = parseTabularQuery(request.query as RawQuery, { isTimeZone: (name) => zones.has(name) });
-    // A client that goes away cancels a computation and frees its slot (finding 6).
-    const gone = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableFinished)
-        gone.abort(new AppError('SERVICE_BUSY', 'Requête abandonnée par le client'));
-    };
-    reply.raw.once('close', onClose);
-    const answer = await runTabularReport(
-      { engine: deps.engine, cache: deps.cache },
-      organization,
-      query,
-      gone.signal,
-    ).finally(() => reply.raw.off('close', onClose));
-    reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`);
-    if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6
-    return reply.type('application/json; charset=utf-8').send(answer.body);
-  });
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+  typed.get(
+    '/api/reports/tabular',
+    { onRequest: authenticate, schema: { querystring: TabularQuerystring } },
+    async (request, reply) => {
+      const { organization } = callerOf(request);
+      const zones = await deps.timeZones();
+      const query = parseTabularQuery(request.query, { isTimeZone: (name) => zones.has(name) });
+      // A client that goes away cancels a computation and frees its slot (finding 6).
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished)
+          gone.abort(new AppError('SERVICE_BUSY', 'Requête abandonnée par le client'));
+      };
+      reply.raw.once('close', onClose);
+      const answer = await runTabularReport(
+        { engine: deps.engine, cache: deps.cache },
+        organization,
+        query,
+        gone.signal,
+      ).finally(() => reply.raw.off('close', onClose));
+      reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`);
+      if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6
+      return reply.type('application/json; charset=utf-8').send(answer.body);
+    },
+  );
 }
