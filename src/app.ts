@@ -7,7 +7,7 @@ import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
-import { AppError, ERROR_KINDS, type ErrorCode } from './errors.js';
+import { appError, AppError, ERROR_KINDS, type ErrorCode } from './errors.js';
 import type { ReportEngine } from './metrics/engine.js';
 import { reportEngineFor } from './metrics/report-engine.js';
 import { LimitedReportEngine } from './metrics/limited-engine.js';
@@ -35,12 +35,13 @@ export interface AppDeps {
 /** Requests Node refuses before Fastify sees them (finding 14): a French JSON answer too (E1). */
 function frenchClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable) return;
-  const [code, message]: [ErrorCode, string] =
+  const code: ErrorCode =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? ['HEADERS_TOO_LARGE', 'En-têtes de requête trop volumineux (16 Kio au plus)']
+      ? 'HEADERS_TOO_LARGE'
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? ['REQUEST_TIMEOUT', 'Requête trop lente : délai dépassé']
-        : ['BAD_REQUEST', 'Requête HTTP mal formée'];
+        ? 'REQUEST_TIMEOUT'
+        : 'BAD_REQUEST';
+  const message = ERROR_KINDS[code].message();
   const { status } = ERROR_KINDS[code];
   const reason = STATUS_CODES[status] ?? 'Error';
   const body = errorBody(message, code);
@@ -102,10 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // B2: before any body is read, whatever the method (TRACE, PROPFIND…) or content type.
     if (request.url.startsWith('/api/') && !READ_METHODS.has(request.method)) {
       reply.header('allow', 'GET, HEAD, OPTIONS');
-      throw new AppError(
-        'METHOD_NOT_ALLOWED',
-        `Méthode ${request.method} non autorisée : l’API est en lecture seule (GET)`,
-      );
+      throw appError('METHOD_NOT_ALLOWED', request.method);
     }
   });
   await app.register(cors, {

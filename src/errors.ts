@@ -1,35 +1,110 @@
-// One catalogue of errors (STYLE): each kind has a code, an HTTP status and a French message.
-// src/api/errors.ts is the one place that turns them into responses.
+// One catalogue of errors (STYLE): each kind has a code, an HTTP status, a French message template
+// and a line of documentation. src/api/error-response.ts is the one place that turns them into
+// responses; appError() builds an error from its kind's template.
+
+/** A message that never varies. */
+const fixed = (text: string) => (): string => text;
+/** Kinds whose message names what is wrong in the caller's own words (a field, an object). */
+const detail = (text: string): string => text;
 
 export const ERROR_KINDS = {
   BAD_REQUEST: {
     status: 400,
     doc: 'A request refused before it reaches a route: malformed HTTP or URL, a body where none belongs.',
+    message: fixed('Requête HTTP mal formée'),
   },
-  INVALID_PARAMETER: { status: 400, doc: 'A query parameter is malformed or out of range (E1, P3–P6).' },
-  MISSING_METRICS: { status: 400, doc: 'No metric was requested (P1).' },
-  UNKNOWN_IDENTIFIERS: { status: 400, doc: 'Unknown dimension or metric ids (P2).' },
-  UNAUTHENTICATED: { status: 401, doc: 'Missing, malformed, unknown or revoked API key (K3).' },
+  INVALID_PARAMETER: {
+    status: 400,
+    doc: 'A query parameter, option or form field is malformed or out of range (E1, P3–P6).',
+    message: detail,
+  },
+  MISSING_METRICS: {
+    status: 400,
+    doc: 'No metric was requested (P1).',
+    message: fixed(
+      'Paramètre metrics manquant : au moins une métrique est requise (par exemple metrics=orders,net_revenue)',
+    ),
+  },
+  UNKNOWN_IDENTIFIERS: {
+    status: 400,
+    doc: 'Unknown dimension or metric ids (P2).',
+    message: fixed('Dimensions ou métriques inconnues'),
+  },
+  UNAUTHENTICATED: {
+    status: 401,
+    doc: 'Missing, malformed, unknown or revoked API key (K3); no session on a web page.',
+    message: detail,
+  },
   SUBSCRIPTION_INACTIVE: {
     status: 401,
     doc: 'The organization subscription is stopped or its trial ended (K3).',
+    message: fixed(
+      'Abonnement inactif : l’abonnement de l’organisation est arrêté ou sa période d’essai est terminée',
+    ),
   },
-  FORBIDDEN: { status: 403, doc: 'A web form sent from another origin (CSRF, finding 5).' },
-  NOT_FOUND: { status: 404, doc: 'Unknown path, or unknown object named by an operator command (E2).' },
-  METHOD_NOT_ALLOWED: { status: 405, doc: 'The API is read-only (B2).' },
-  REQUEST_TIMEOUT: { status: 408, doc: 'The client took too long to send its request.' },
-  CONFLICT: { status: 409, doc: 'The object already exists (operator commands).' },
-  PAYLOAD_TOO_LARGE: { status: 413, doc: 'A request body over its bound (web forms, uploads).' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, doc: 'A request body of a content type no route reads.' },
-  RATE_LIMITED: { status: 429, doc: 'Too many requests for this key in the window (R1).' },
-  AUTH_FAILURES_LIMITED: { status: 429, doc: 'Too many failed authentications from this address (R2).' },
-  HEADERS_TOO_LARGE: { status: 431, doc: 'Request headers over 16 KiB, refused by Node before routing.' },
-  INTERNAL: { status: 500, doc: 'Unexpected failure; the response carries a request id only (E2).' },
+  FORBIDDEN: {
+    status: 403,
+    doc: 'A web form sent from another origin (CSRF, finding 5).',
+    message: fixed('Formulaire refusé : il a été envoyé depuis un autre site.'),
+  },
+  NOT_FOUND: {
+    status: 404,
+    doc: 'Unknown path, or unknown object named by a command or a page (E2).',
+    message: detail,
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    doc: 'The API is read-only (B2).',
+    message: (method: string) => `Méthode ${method} non autorisée : l’API est en lecture seule (GET)`,
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    doc: 'The client took too long to send its request.',
+    message: fixed('Requête trop lente : délai dépassé'),
+  },
+  CONFLICT: { status: 409, doc: 'The object already exists (operator commands).', message: detail },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    doc: 'A request body over its bound (web forms, uploads).',
+    message: fixed('Corps de requête trop volumineux'),
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    doc: 'A request body of a content type no route reads.',
+    message: fixed('Type de contenu non pris en charge'),
+  },
+  RATE_LIMITED: {
+    status: 429,
+    doc: 'Too many requests for this key in the window (R1).',
+    message: (max: number, windowS: number, retryS: number) =>
+      `Trop de requêtes : ${max} requêtes par ${windowS} s au plus pour une clé, réessayez dans ${retryS} s`,
+  },
+  AUTH_FAILURES_LIMITED: {
+    status: 429,
+    doc: 'Too many failed authentications from this address (R2).',
+    message: (retryS: number) =>
+      `Trop d’échecs d’authentification depuis cette adresse : réessayez dans ${retryS} s`,
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    doc: 'Request headers over 16 KiB, refused by Node before routing.',
+    message: fixed('En-têtes de requête trop volumineux (16 Kio au plus)'),
+  },
+  INTERNAL: {
+    status: 500,
+    doc: 'Unexpected failure; the response carries a request id only (E2).',
+    message: fixed('Erreur interne du serveur'),
+  },
   SERVICE_BUSY: {
     status: 503,
     doc: 'Too much work at once (reports or imports): nothing was done; retry after Retry-After.',
+    message: detail,
   },
-  DATABASE_UNAVAILABLE: { status: 503, doc: 'The database cannot be reached; retry later (E2).' },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    doc: 'The database cannot be reached; retry later (E2).',
+    message: fixed('Base de données momentanément indisponible, réessayez plus tard'),
+  },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_KINDS;
@@ -64,6 +139,15 @@ export const quoted = (value: string, max = 80): string =>
 
 export const invalidParameter = (name: string, value: string, expected: string): AppError =>
   new AppError('INVALID_PARAMETER', `Paramètre ${name} invalide : « ${quoted(value)} » (${expected})`);
+
+/** An error of `code` with its catalogue message: `appError('METHOD_NOT_ALLOWED', 'POST')`. */
+export function appError<C extends ErrorCode>(
+  code: C,
+  ...params: Parameters<(typeof ERROR_KINDS)[C]['message']>
+): AppError {
+  const template: (...args: never[]) => string = ERROR_KINDS[code].message;
+  return new AppError(code, template(...(params as never[])));
+}
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
 

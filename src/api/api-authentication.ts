@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Queryable } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { appError, AppError } from '../errors.js';
 import { authenticateApiKey, LastUsedRecorder, type ApiCaller } from '../auth/authenticate.js';
 import { AttemptLimit } from '../limits/attempt-limit.js';
 
@@ -64,10 +64,7 @@ export function apiAuthentication(
       const resetS = Math.max(1, Math.ceil(attempted.limitedForMs / 1000));
       limitHeaders(reply, deps.authFailureLimit, 0, resetS);
       reply.header('retry-after', String(resetS));
-      throw new AppError(
-        'AUTH_FAILURES_LIMITED',
-        `Trop d’échecs d’authentification depuis cette adresse : réessayez dans ${resetS} s`,
-      );
+      throw appError('AUTH_FAILURES_LIMITED', resetS);
     }
     const { outcome } = attempted;
     if ('refused' in outcome) throw outcome.refused;

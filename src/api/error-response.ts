@@ -8,8 +8,8 @@ export const RETRY_AFTER_UNAVAILABLE_S = 5;
 /** Fastify's own refusals, by its error code: our kind and a French message. */
 const FRAMEWORK_ERRORS: Record<string, readonly [ErrorCode, string]> = {
   FST_ERR_BAD_URL: ['BAD_REQUEST', 'URL invalide : encodage incorrect dans le chemin'],
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Type de contenu non pris en charge'],
-  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Corps de requête trop volumineux'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', ERROR_KINDS.UNSUPPORTED_MEDIA_TYPE.message()],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', ERROR_KINDS.PAYLOAD_TOO_LARGE.message()],
   FST_ERR_CTP_INVALID_JSON_BODY: ['BAD_REQUEST', 'Corps JSON invalide'],
 };
 
@@ -44,5 +44,5 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
     return json(status, errorBody(message, code));
   }
   request.log.error({ err: error }, 'unexpected failure');
-  return json(500, errorBody('Erreur interne du serveur', 'INTERNAL', { requestId: request.id }));
+  return json(500, errorBody(ERROR_KINDS.INTERNAL.message(), 'INTERNAL', { requestId: request.id }));
 }

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Queryable } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { AppError, appError } from '../errors.js';
 
 export interface HealthDeps {
   readonly db: Queryable;
@@ -17,12 +17,7 @@ export async function healthRoutes(app: FastifyInstance, deps: HealthDeps): Prom
     try {
       await deps.db.query('SELECT 1');
     } catch (error) {
-      throw error instanceof AppError
-        ? error
-        : new AppError(
-            'DATABASE_UNAVAILABLE',
-            'Base de données momentanément indisponible, réessayez plus tard',
-          );
+      throw error instanceof AppError ? error : appError('DATABASE_UNAVAILABLE');
     }
     reply.header('cache-control', 'no-store');
     return { status: 'ready', database: 'up', redis };

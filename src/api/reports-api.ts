@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { DIMENSIONS, METRICS } from '../catalog.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { appError, AppError } from '../errors.js';
 import type { ApiCaller } from '../auth/authenticate.js';
 import { runTabularReport } from '../domain/tabular-report.js';
 import type { ReportEngine } from '../metrics/engine.js';
@@ -41,9 +41,11 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
     ...(deps.redis ? { store: sharedCounterStore(deps.redis, redisFallback) } : {}),
     keyGenerator: (request) => `key:${request.caller?.keyId ?? request.ip}`,
     errorResponseBuilder: (_request, context) =>
-      new AppError(
+      appError(
         'RATE_LIMITED',
-        `Trop de requêtes : ${context.max} requêtes par ${config.rateLimitWindowS} s au plus pour une clé, réessayez dans ${Math.max(1, Math.ceil(context.ttl / 1000))} s`,
+        context.max,
+        config.rateLimitWindowS,
+        Math.max(1, Math.ceil(context.ttl / 1000)),
       ),
   });
   // Authentication runs first (C1), behind the failed-authentication limit (R2).

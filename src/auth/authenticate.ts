@@ -1,7 +1,7 @@
 // K3/K4: who is calling. Every request looks its key up afresh (no key cache), so revocation and
 // subscription changes apply to the very next request on every instance.
 import type { Queryable } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { appError, AppError } from '../errors.js';
 import {
   ORGANIZATION_COLUMNS,
   isSubscriptionActive,
@@ -47,10 +47,7 @@ export async function authenticateApiKey(db: Queryable, header: string | undefin
   if (!row || row.revoked_at !== null) throw unauthenticated('Clé API inconnue ou révoquée');
   const organization = toOrganization(row);
   if (!isSubscriptionActive(organization)) {
-    throw new AppError(
-      'SUBSCRIPTION_INACTIVE',
-      'Abonnement inactif : l’abonnement de l’organisation est arrêté ou sa période d’essai est terminée',
-    );
+    throw appError('SUBSCRIPTION_INACTIVE');
   }
   return { keyId: String(row.key_id), organization };
 }

@@ -2,7 +2,7 @@
 // server (DATABASE_URL) or to the embedded PGlite host's Unix socket (src/db/embedded.ts).
 import pg from 'pg';
 import type { Config } from '../config.js';
-import { errorFields, AppError } from '../errors.js';
+import { AppError, appError, errorFields } from '../errors.js';
 import {
   findHost,
   startHost,
@@ -98,10 +98,7 @@ function classify(error: unknown, pool?: pg.Pool): unknown {
 
 function unavailable(error: unknown): unknown {
   if (!isConnectionError(error)) return error;
-  const wrapped = new AppError(
-    'DATABASE_UNAVAILABLE',
-    'Base de données momentanément indisponible, réessayez plus tard',
-  );
+  const wrapped = appError('DATABASE_UNAVAILABLE');
   wrapped.cause = error;
   return wrapped;
 }

@@ -1,6 +1,6 @@
 // Step 1 of the pipeline: the raw query string into a checked TabularQuery (SPEC section 6).
 import { isDimensionId, isMetricId, type DimensionId, type MetricId } from '../catalog.js';
-import { AppError, invalidParameter } from '../errors.js';
+import { AppError, appError, ERROR_KINDS, invalidParameter } from '../errors.js';
 import { requirePeriod } from './period.js';
 
 export type RawQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -60,16 +60,13 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
   const unknownDimensions = dimensionIds.filter((id) => !isDimensionId(id));
   const unknownMetrics = metricIds.filter((id) => !isMetricId(id));
   if (unknownDimensions.length > 0 || unknownMetrics.length > 0) {
-    throw new AppError('UNKNOWN_IDENTIFIERS', 'Dimensions ou métriques inconnues', {
+    throw new AppError('UNKNOWN_IDENTIFIERS', ERROR_KINDS.UNKNOWN_IDENTIFIERS.message(), {
       unknownDimensions,
       unknownMetrics,
     });
   }
   if (metricIds.length === 0) {
-    throw new AppError(
-      'MISSING_METRICS',
-      'Paramètre metrics manquant : au moins une métrique est requise (par exemple metrics=orders,net_revenue)',
-    );
+    throw appError('MISSING_METRICS');
   }
   const { from, to } = requirePeriod(single(raw, 'from'), single(raw, 'to'), context.today); // P3, P4
   const timezone = single(raw, 'timezone') ?? 'UTC';

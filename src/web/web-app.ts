@@ -9,7 +9,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { AppError, errorFields, isAppError } from '../errors.js';
+import { appError, AppError, errorFields, isAppError } from '../errors.js';
 import { SESSION_COOKIE, findSession, type WebSession } from '../auth/sessions.js';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
@@ -85,8 +85,7 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
       origin !== undefined
         ? origin === `${request.protocol}://${request.host}`
         : site === undefined || site === 'same-origin' || site === 'none';
-    if (!sameOrigin)
-      throw new AppError('FORBIDDEN', 'Formulaire refusé : il a été envoyé depuis un autre site.');
+    if (!sameOrigin) throw appError('FORBIDDEN');
   });
   await app.register(rateLimit, {
     global: false,

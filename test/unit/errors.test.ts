@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ERROR_CODES, ERROR_KINDS, invalidParameter } from '../../src/errors.js';
+import { appError, ERROR_CODES, ERROR_KINDS, invalidParameter } from '../../src/errors.js';
 import { errorBody } from '../../src/api/error-response.js';
 
 /** The rows of the README's error table: code → status. */
@@ -36,4 +36,21 @@ test('E1: an invalid parameter names the parameter, the value and what is expect
   assert.equal(error.message, 'Paramètre from invalide : « 2026-13-01 » (format attendu AAAA-MM-JJ)');
   assert.equal(error.status, 400);
   assert.ok(invalidParameter('timezone', 'A'.repeat(5000), 'x').message.length < 200);
+});
+
+test('each kind has its message template in the catalogue; appError builds the error from it', () => {
+  for (const code of ERROR_CODES) assert.equal(typeof ERROR_KINDS[code].message, 'function', code);
+  const limited = appError('RATE_LIMITED', 120, 60, 7);
+  assert.equal(limited.status, 429);
+  assert.equal(limited.code, 'RATE_LIMITED');
+  assert.equal(
+    limited.message,
+    'Trop de requêtes : 120 requêtes par 60 s au plus pour une clé, réessayez dans 7 s',
+  );
+  assert.equal(
+    appError('METHOD_NOT_ALLOWED', 'PUT').message,
+    'Méthode PUT non autorisée : l’API est en lecture seule (GET)',
+  );
+  assert.equal(appError('MISSING_METRICS').message, ERROR_KINDS.MISSING_METRICS.message());
+  assert.equal(appError('NOT_FOUND', 'Import inconnu.').message, 'Import inconnu.');
 });
