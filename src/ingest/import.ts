@@ -13,6 +13,7 @@ import { AppError } from '../errors.js';
 import { FOLD_NEW_ORDERS, refreshFirstOrders } from '../metrics/first-orders.js';
 import {
   formatOfFileName,
+  inBatches,
   readOrders,
   sniffFormat,
   type OrderFormat,
@@ -239,7 +240,7 @@ async function discardStaged(db: Queryable, organizationId: string, importId: st
 async function importEntries(
   db: Database,
   organizationId: string,
-  entries: AsyncIterable<ReadEntry>,
+  batches: AsyncIterable<readonly ReadEntry[]>,
   options: ImportOptions,
 ): Promise<ImportResult> {
   // A killed import leaves its staged rows behind: its heartbeat has stopped (finding 7).
@@ -266,28 +267,30 @@ async function importEntries(
   const started = Date.now();
   let beaten = started;
   try {
-    for await (const entry of entries) {
-      progress(++lines);
-      if (lines % 1024 === 0 && Date.now() - beaten >= HEARTBEAT_MS) {
+    for await (const entries of batches) {
+      for (const entry of entries) {
+        progress(++lines);
+        const validation =
+          'error' in entry
+            ? { ok: false as const, errors: [entry.error] }
+            : validateOrder(entry.record, customerKey);
+        if (!validation.ok) {
+          rejected++;
+          for (const error of validation.errors) {
+            if (errorCount++ < MAX_REPORTED_ERRORS) errors.push({ line: entry.line, ...error });
+          }
+          continue;
+        }
+        staging.add(entry.line, validation.order);
+        if (staging.full) await staging.flush();
+      }
+      if (Date.now() - beaten >= HEARTBEAT_MS) {
         beaten = Date.now();
         await beat(db, organizationId, importId, {
           lines,
           ordersPerSecond: Math.round((lines * 1000) / (beaten - started)),
         });
       }
-      const validation =
-        'error' in entry
-          ? { ok: false as const, errors: [entry.error] }
-          : validateOrder(entry.record, customerKey);
-      if (!validation.ok) {
-        rejected++;
-        for (const error of validation.errors) {
-          if (errorCount++ < MAX_REPORTED_ERRORS) errors.push({ line: entry.line, ...error });
-        }
-        continue;
-      }
-      staging.add(entry.line, validation.order);
-      if (staging.full) await staging.flush();
     }
     await staging.finish();
     if (rejected > 0 && options.skipInvalid !== true) {
@@ -368,5 +371,6 @@ export function importOrderRecords(
     let line = 0;
     for await (const record of records) yield { line: ++line, record: record as Record<string, unknown> };
   }
-  return importEntries(db, organizationId, numbered(), options);
+  // One record a batch: generated records are processed as they come (progress, I3).
+  return importEntries(db, organizationId, inBatches(numbered(), 1), options);
 }
