@@ -37,7 +37,9 @@ const COPY_IN_RESPONSE = 0x47; // 'G'
 const COPY_IN_RESPONSE_MESSAGE = new Uint8Array([COPY_IN_RESPONSE, 0, 0, 0, 7, 0, 0, 0]);
 /** The CopyData one COPY may hold in memory; past it the COPY fails (CopyFail) as a whole. */
 export const MAX_COPY_BYTES = 64 * 1024 * 1024;
-const COPY_FROM_STDIN = /^\s*COPY\b[^;]*\bFROM\s+STDIN\b[^;]*;?\s*$/i;
+// One statement: semicolons only inside quoted literals (a CSV delimiter ';').
+const COPY_FROM_STDIN =
+  /^\s*COPY\b(?:[^;']|'(?:[^']|'')*')*?\bFROM\s+STDIN\b(?:[^;']|'(?:[^']|'')*')*;?\s*$/i;
 
 /** A CopyFail message carrying `reason`. */
 function copyFailMessage(reason: string): Uint8Array {

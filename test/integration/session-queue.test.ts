@@ -138,6 +138,12 @@ describeOn('embedded', 'session queue over one PGlite session', () => {
     });
     await assert.rejects(pipeline(failing, a.query(copyFrom('COPY copied2 (n) FROM STDIN'))));
     assert.equal((await a.query<{ n: number }>('SELECT count(*)::int AS n FROM copied2')).rows[0]?.n, 0);
+    // A quoted ';' (a CSV delimiter) does not make it two statements.
+    await pipeline(
+      Readable.from(['4\n']),
+      a.query(copyFrom("COPY copied2 (n) FROM STDIN WITH (FORMAT csv, DELIMITER ';')")),
+    );
+    assert.equal((await a.query<{ n: number }>('SELECT count(*)::int AS n FROM copied2')).rows[0]?.n, 1);
     await a.end();
   });
 
