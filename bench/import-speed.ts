@@ -92,6 +92,10 @@ async function measure(engine: string, env: Record<string, string>, orders: numb
     // A request that reads the database (the key's lookup), every 50 ms, for the import's duration.
     const waits: number[] = [];
     const failures: string[] = [];
+    // The longest time without any answer: a request that failed (503 or a connection cut by the
+    // server's 65 s timeout) ends its wait, but the user still had no figures.
+    let answered = performance.now();
+    let stall = 0;
     let running = true;
     const probes = (async () => {
       while (running) {
@@ -102,6 +106,11 @@ async function measure(engine: string, env: Record<string, string>, orders: numb
           });
           await response.arrayBuffer();
           if (response.status !== 200) failures.push(`HTTP ${response.status}`);
+          else {
+            const now = performance.now();
+            stall = Math.max(stall, now - answered);
+            answered = now;
+          }
         } catch (error) {
           failures.push(String((error as Error).cause ?? error));
         }
@@ -121,12 +130,14 @@ async function measure(engine: string, env: Record<string, string>, orders: numb
       `${engine}: ${orders.toLocaleString('en')} orders in ${run.seconds.toFixed(1)} s = ` +
         `${Math.round(orders / run.seconds).toLocaleString('en')} orders/s end to end, ` +
         `CLI peak RSS ${run.rssMiB.toFixed(0)} MiB, CPU ${run.cpuSeconds.toFixed(1)} s | API during import: ${waits.length} calls, ` +
-        `p99 ${p99.toFixed(0)} ms, longest ${Math.max(...waits).toFixed(0)} ms | ` +
+        `p99 ${p99.toFixed(0)} ms, longest ${Math.max(...waits).toFixed(0)} ms, ` +
+        `longest without an answer ${(Math.max(stall, performance.now() - answered) / 1000).toFixed(1)} s, ` +
+        `${failures.length} failed | ` +
         `load average before ${before}, after ${after} | ${run.stdout.trim()}`,
     );
     if (failures.length > 0)
       console.log(
-        `  ${failures.length} failed API calls, e.g. ${failures[0]}; server: ${server.output().slice(-2000)}`,
+        `  ${failures.length} failed API calls, e.g. ${failures[0]}; server: ${server.output().slice(-600)}`,
       );
   } finally {
     await server.stop();
