@@ -223,6 +223,8 @@ function progressReporter(onProgress: ImportOptions['onProgress']): (lines: numb
 
 /** I2, U2: one transaction moves the staged orders into orders and keeps first orders current. */
 async function mergeStaged(tx: Queryable, organizationId: string, importId: string) {
+  // STATEMENT_TIMEOUT_MS cancels runaway reports; the upsert's length follows the file's size.
+  await tx.query('SET LOCAL statement_timeout = 0');
   await tx.query(CONNECT_STORES, [organizationId, importId]);
   await tx.query(REMEMBER_REPLACED_CUSTOMERS, [organizationId, importId]);
   const [counts] = await tx.query<MergedCounts>(UPSERT_STAGED, [organizationId, importId]);
