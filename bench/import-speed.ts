@@ -41,6 +41,33 @@ async function generate(): Promise<number> {
   return written;
 }
 
+const TICKS_PER_S = 100; // USER_HZ on Linux
+
+/** CPU seconds of a process and of its children it has reaped (/proc/PID/stat). */
+function cpuSecondsOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime, stime, cutime, cstime are fields 14–17, i.e. 11–14 after the command name.
+  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0) / TICKS_PER_S;
+}
+
+/** The process whose command line contains every one of `parts`, and whose environment `env`. */
+function findProcess(parts: string[], env?: string): number | undefined {
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (!parts.every((part) => cmdline.includes(part))) continue;
+      if (env !== undefined && !fs.readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(env))
+        continue;
+      return Number(name);
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return undefined;
+}
+
 /** `sales-metrics import` under GNU time: its exit code, output, seconds and peak RSS (MiB). */
 function timedImport(env: Record<string, string>, slug: string) {
   return new Promise<{
@@ -77,7 +104,16 @@ function timedImport(env: Record<string, string>, slug: string) {
   });
 }
 
-async function measure(engine: string, env: Record<string, string>, orders: number): Promise<void> {
+/**
+ * `database` names the process that does the database's work: the server hosting PGlite, or the
+ * PostgreSQL postmaster, whose reaped children are the backends of the import's connections.
+ */
+async function measure(
+  engine: string,
+  env: Record<string, string>,
+  orders: number,
+  database: () => number | undefined,
+): Promise<void> {
   const server = await startServer({ ...env, RATE_LIMIT_MAX: '100000000' });
   try {
     const cli = async (...args: string[]) => {
@@ -118,9 +154,14 @@ async function measure(engine: string, env: Record<string, string>, orders: numb
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
+    const databasePid = database();
+    const databaseCpu = databasePid === undefined ? NaN : cpuSecondsOf(databasePid);
     const before = loadavg();
     const run = await timedImport(env, slug);
     const after = loadavg();
+    // The CLI's connections have ended by now: their backends were reaped by the postmaster.
+    await new Promise((r) => setTimeout(r, 500));
+    const databaseSeconds = databasePid === undefined ? NaN : cpuSecondsOf(databasePid) - databaseCpu;
     running = false;
     await probes;
     if (run.code !== 0) throw new Error(run.stderr);
@@ -129,7 +170,7 @@ async function measure(engine: string, env: Record<string, string>, orders: numb
     console.log(
       `${engine}: ${orders.toLocaleString('en')} orders in ${run.seconds.toFixed(1)} s = ` +
         `${Math.round(orders / run.seconds).toLocaleString('en')} orders/s end to end, ` +
-        `CLI peak RSS ${run.rssMiB.toFixed(0)} MiB, CPU ${run.cpuSeconds.toFixed(1)} s | API during import: ${waits.length} calls, ` +
+        `CLI peak RSS ${run.rssMiB.toFixed(0)} MiB, CPU ${run.cpuSeconds.toFixed(1)} s, database CPU ${databaseSeconds.toFixed(1)} s | API during import: ${waits.length} calls, ` +
         `p99 ${p99.toFixed(0)} ms, longest ${Math.max(...waits).toFixed(0)} ms, ` +
         `longest without an answer ${(Math.max(stall, performance.now() - answered) / 1000).toFixed(1)} s, ` +
         `${failures.length} failed | ` +
@@ -150,7 +191,12 @@ console.log(
     `${os.cpus().length} cores; node ${process.version}`,
 );
 try {
-  if (engines.includes('embedded')) await measure('embedded', { DATA_DIR: path.join(dir, 'data') }, orders);
+  if (engines.includes('embedded')) {
+    const dataDir = path.join(dir, 'data');
+    await measure('embedded', { DATA_DIR: dataDir }, orders, () =>
+      findProcess(['sales-metrics.js', 'serve'], `DATA_DIR=${dataDir}`),
+    );
+  }
   if (engines.includes('postgres')) {
     const scripts = fileURLToPath(new URL('../../scripts/', import.meta.url));
     const { startTempPostgres } = (await import(
@@ -163,7 +209,10 @@ try {
     else {
       try {
         const secret = crypto.randomBytes(32).toString('hex');
-        await measure('postgres', { DATABASE_URL: postgres.url, SECRET_KEY: secret }, orders);
+        const port = new URL(postgres.url).port;
+        await measure('postgres', { DATABASE_URL: postgres.url, SECRET_KEY: secret }, orders, () =>
+          findProcess(['postgres', '-D', `-p ${port}`]),
+        );
       } finally {
         postgres.stop();
       }
