@@ -68,7 +68,8 @@ export interface ImportOptions {
   fileName?: string;
 }
 
-const STAGING_BATCH = 10_000;
+/** Orders a COPY batch holds (a few megabytes of text). */
+export const STAGING_BATCH = 10_000;
 const PROGRESS_INTERVAL_MS = 500;
 
 // Staged columns after (organization_id, import_id, line), with their value.
