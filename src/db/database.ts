@@ -1,6 +1,9 @@
 // One SQL path for both engines: every query goes through a pg pool, either to a PostgreSQL
 // server (DATABASE_URL) or to the embedded PGlite host's Unix socket (src/db/embedded.ts).
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { Config } from '../config.js';
 import { AppError, appError, errorFields } from '../errors.js';
 import {
@@ -30,6 +33,11 @@ export interface Database extends Queryable {
   readonly engine: 'embedded' | 'postgres';
   /** SECRET_KEY, which keys the customer hashes stored in this database (U1). */
   readonly secretKey: Buffer;
+  /**
+   * Runs `COPY … FROM STDIN` (text format) with `data` as its rows, on a connection of its own:
+   * the import's bulk path. On the embedded engine the session queue passes it to PGlite whole.
+   */
+  copyIn(sql: string, data: string): Promise<void>;
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -152,6 +160,24 @@ class PoolDatabase implements Database {
     } finally {
       signal.removeEventListener('abort', cancel);
       client.release();
+    }
+  }
+
+  async copyIn(sql: string, data: string): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw classify(error, this.pool);
+    }
+    let broken = false;
+    try {
+      await pipeline(Readable.from([data]), client.query(copyFrom(sql)));
+    } catch (error) {
+      broken = isConnectionError(error);
+      throw unavailable(error);
+    } finally {
+      client.release(broken);
     }
   }
 

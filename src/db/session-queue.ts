@@ -7,6 +7,13 @@
 // extended-protocol message until its Sync, and for the whole of any transaction it opens.
 // A connection that closes gives the session back clean (Sync, ROLLBACK), even when it closes
 // while one of its statements runs; one that holds the session idle while others wait is evicted.
+//
+// COPY … FROM STDIN (the import's bulk path) is a sub-protocol PGlite cannot resume across calls:
+// the query, its CopyData and its CopyDone must reach PGlite in one call, or the backend exits
+// (electric-sql/pglite#1028). The queue answers the query at once with the CopyInResponse the
+// client waits for, keeps its CopyData aside (up to MAX_COPY_BYTES: the import sends batches of a
+// few megabytes), and submits the whole as one message when CopyDone or CopyFail arrives, minus
+// the CopyInResponse PGlite then sends again. Only simple-protocol COPY is recognised.
 import type { PGlite } from '@electric-sql/pglite';
 
 interface Pending {
@@ -21,6 +28,59 @@ interface Pending {
 // CopyData. Only Sync ('S'), a simple Query ('Q') or Terminate ('X') ends a batch.
 const MID_BATCH = new Set(['P', 'B', 'D', 'E', 'C', 'H', 'd'].map((c) => c.charCodeAt(0)));
 const SYNC = new Uint8Array([0x53, 0, 0, 0, 4]);
+const QUERY = 0x51; // 'Q'
+const COPY_DATA = 0x64; // 'd'
+const COPY_DONE = 0x63; // 'c'
+const COPY_FAIL = 0x66; // 'f'
+const COPY_IN_RESPONSE = 0x47; // 'G'
+/** Text format, columns unannounced: node-postgres and psql only wait for the message itself. */
+const COPY_IN_RESPONSE_MESSAGE = new Uint8Array([COPY_IN_RESPONSE, 0, 0, 0, 7, 0, 0, 0]);
+/** The CopyData one COPY may hold in memory; past it the COPY fails (CopyFail) as a whole. */
+export const MAX_COPY_BYTES = 64 * 1024 * 1024;
+// One statement: semicolons only inside quoted literals (a CSV delimiter ';').
+const COPY_FROM_STDIN =
+  /^\s*COPY\b(?:[^;']|'(?:[^']|'')*')*?\bFROM\s+STDIN\b(?:[^;']|'(?:[^']|'')*')*;?\s*$/i;
+
+/** A CopyFail message carrying `reason`. */
+function copyFailMessage(reason: string): Uint8Array {
+  const text = Buffer.from(`${reason}\0`, 'utf8');
+  const message = Buffer.alloc(5 + text.length);
+  message[0] = COPY_FAIL;
+  message.writeInt32BE(4 + text.length, 1);
+  text.copy(message, 5);
+  return message;
+}
+
+/** True for a simple-protocol Query message whose text is one COPY … FROM STDIN. */
+function isCopyFromStdin(message: Uint8Array): boolean {
+  if (message[0] !== QUERY || message.length < 10) return false;
+  const head = Buffer.from(message.buffer, message.byteOffset + 5, Math.min(message.length - 5, 8));
+  if (!/^\s*copy\b/i.test(head.toString('latin1'))) return false;
+  const text = Buffer.from(message.buffer, message.byteOffset + 5, message.length - 6).toString('utf8');
+  return COPY_FROM_STDIN.test(text);
+}
+
+/** A COPY FROM STDIN being gathered for one connection. */
+interface GatheredCopy {
+  parts: Uint8Array[];
+  bytes: number;
+  overflowed: boolean;
+}
+
+/** Drops the first message of a response stream when it is a CopyInResponse (already sent). */
+function withoutCopyInResponse(onData: (data: Uint8Array) => void): (data: Uint8Array) => void {
+  let head: Buffer | undefined = Buffer.alloc(0);
+  return (data) => {
+    if (head === undefined) return onData(data);
+    head = Buffer.concat([head, data]);
+    if (head.length < 5) return;
+    const skip = head[0] === COPY_IN_RESPONSE ? 1 + head.readInt32BE(1) : 0;
+    if (head.length < skip) return;
+    const rest = head.subarray(skip);
+    head = undefined;
+    if (rest.length > 0) onData(rest);
+  };
+}
 
 /** A simple-protocol Query message. db.exec() would take PGlite's query mutex again: deadlock. */
 function queryMessage(sql: string): Uint8Array {
@@ -49,6 +109,7 @@ export class SessionQueue {
   /** The connection whose message is executing now. */
   private executing: number | null = null;
   private readonly closed = new Set<number>();
+  private readonly copies = new Map<number, GatheredCopy>();
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -59,8 +120,52 @@ export class SessionQueue {
   ) {}
 
   enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+    const gathered = this.gatherCopy(handlerId, message, onData);
+    if (gathered !== undefined) return gathered;
     return new Promise((resolve, reject) => {
       this.queue.push({ handlerId, message, onData, resolve, reject });
+      void this.drain();
+    });
+  }
+
+  /**
+   * A COPY FROM STDIN's messages, kept until the whole can run as one call; undefined for any
+   * other message (queued as usual). Nothing reaches PGlite before CopyDone or CopyFail.
+   */
+  private gatherCopy(
+    handlerId: number,
+    message: Uint8Array,
+    onData: (data: Uint8Array) => void,
+  ): Promise<number> | undefined {
+    const copy = this.copies.get(handlerId);
+    if (copy === undefined) {
+      if (!isCopyFromStdin(message)) return undefined;
+      this.copies.set(handlerId, { parts: [message], bytes: message.length, overflowed: false });
+      onData(COPY_IN_RESPONSE_MESSAGE);
+      return Promise.resolve(COPY_IN_RESPONSE_MESSAGE.length);
+    }
+    const type = message[0];
+    if (type === COPY_DATA) {
+      if (!copy.overflowed && copy.bytes + message.length > MAX_COPY_BYTES) {
+        copy.overflowed = true;
+        copy.parts = copy.parts.slice(0, 1);
+      }
+      if (!copy.overflowed) {
+        copy.parts.push(message);
+        copy.bytes += message.length;
+      }
+      return Promise.resolve(0);
+    }
+    if (type !== COPY_DONE && type !== COPY_FAIL) return undefined; // a protocol error: PGlite says so
+    this.copies.delete(handlerId);
+    const end = copy.overflowed
+      ? copyFailMessage(
+          `COPY FROM STDIN trop volumineux pour la base embarquée (${MAX_COPY_BYTES} octets au plus)`,
+        )
+      : message;
+    const whole = Buffer.concat([...copy.parts, end]);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ handlerId, message: whole, onData: withoutCopyInResponse(onData), resolve, reject });
       void this.drain();
     });
   }
@@ -70,6 +175,7 @@ export class SessionQueue {
   }
 
   clearQueueForHandler(handlerId: number): void {
+    this.copies.delete(handlerId);
     const kept: Pending[] = [];
     for (const item of this.queue) {
       if (item.handlerId === handlerId) item.reject(new Error('connection closed'));

@@ -1,17 +1,19 @@
 // Order import (SPEC section 12, I1–I3). The input is streamed and each line validated; valid
-// lines are written in batches to import_staging under a fresh import id, each batch one short
-// statement, so a server sharing the embedded database keeps answering while a big file is read.
-// Only the error list is kept in memory (I3). Then, all or nothing (I1): either the staged rows
-// are discarded, or one transaction connects the new stores, upserts the orders (I2: the last
-// line of a repeated order wins, a re-import replaces) and recomputes the touched first orders (U2).
+// lines are written in batches to import_staging under a fresh import id by COPY … FROM STDIN,
+// each batch one short statement (a server sharing the embedded database keeps answering while a
+// big file is read), the next batch validated while the last one is stored. Only the error list
+// is kept in memory (I3). Then, all or nothing (I1): either the staged rows are discarded, or one
+// transaction connects the new stores, upserts the orders in one set-based statement (I2: the last
+// line of a repeated order wins, a re-import replaces) and keeps the first orders current (U2).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Database, Queryable } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { refreshFirstOrders } from '../metrics/first-orders.js';
+import { FOLD_NEW_ORDERS, refreshFirstOrders } from '../metrics/first-orders.js';
 import {
   formatOfFileName,
+  inBatches,
   readOrders,
   sniffFormat,
   type OrderFormat,
@@ -66,120 +68,145 @@ export interface ImportOptions {
   fileName?: string;
 }
 
-const STAGING_BATCH = 5_000;
-const MERGE_BATCH = 5_000;
+/** Orders a COPY batch holds (a few megabytes of text). */
+export const STAGING_BATCH = 10_000;
 const PROGRESS_INTERVAL_MS = 500;
 
-// Staged columns after (organization_id, import_id, line), with their SQL type and value.
-const STAGED: [string, string, (order: OrderRecord) => unknown][] = [
-  ['store_address', 'text', (o) => o.storeAddress],
-  ['external_id', 'text', (o) => o.externalId],
-  ['created_at', 'timestamptz', (o) => o.createdAt],
-  ['status', 'text', (o) => o.status],
-  ['billing_country', 'text', (o) => o.billingCountry],
-  ['customer', 'text', (o) => o.customer],
-  ['items', 'int', (o) => o.items],
-  ['total', 'numeric', (o) => o.total],
-  ['tax_total', 'numeric', (o) => o.taxTotal],
-  ['shipping_total', 'numeric', (o) => o.shippingTotal],
-  ['fee_total', 'numeric', (o) => o.feeTotal],
-  ['refund_total', 'numeric', (o) => o.refundTotal],
-  ['refund_tax', 'numeric', (o) => o.refundTax],
-  ['refund_shipping', 'numeric', (o) => o.refundShipping],
+// Staged columns after (organization_id, import_id, line), with their value.
+const STAGED: [string, (order: OrderRecord) => unknown][] = [
+  ['store_address', (o) => o.storeAddress],
+  ['external_id', (o) => o.externalId],
+  ['created_at', (o) => o.createdAt],
+  ['status', (o) => o.status],
+  ['billing_country', (o) => o.billingCountry],
+  ['customer', (o) => o.customer],
+  ['items', (o) => o.items],
+  ['total', (o) => o.total],
+  ['tax_total', (o) => o.taxTotal],
+  ['shipping_total', (o) => o.shippingTotal],
+  ['fee_total', (o) => o.feeTotal],
+  ['refund_total', (o) => o.refundTotal],
+  ['refund_tax', (o) => o.refundTax],
+  ['refund_shipping', (o) => o.refundShipping],
 ];
-const STAGED_FIELDS = STAGED.map(([, , pick]) => pick);
+const STAGED_FIELDS = STAGED.map(([, pick]) => pick);
 const ORDER_COLUMNS = STAGED.slice(1).map(([column]) => column);
 
-// One array parameter a column: a batch is one statement whatever its size, values always bound.
-const STAGE_BATCH = `
-  INSERT INTO import_staging (organization_id, import_id, line, ${STAGED.map(([column]) => column).join(', ')})
-  SELECT $1::bigint, $2::uuid, * FROM unnest($3::int[], ${STAGED.map(([, type], i) => `$${i + 4}::${type}[]`).join(', ')})`;
+// Batches go in by COPY … FROM STDIN (text format), the database's bulk path: one statement a
+// batch, its rows parsed by the server without a bound parameter or a plan.
+const COPY_STAGED = `COPY import_staging (organization_id, import_id, line, ${STAGED.map(([column]) => column).join(', ')}) FROM STDIN`;
+
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * A value as a field of COPY's text format: \N for NULL; a backslash, tab, newline or carriage
+ * return escaped (any other character, Unicode included, stands for itself; NUL never passes
+ * validation).
+ */
+export function copyField(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  const text = String(value);
+  return COPY_SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] ?? c) : text;
+}
 
 const CONNECT_STORES = `
   INSERT INTO stores (organization_id, address)
   SELECT DISTINCT $1::bigint, store_address FROM import_staging WHERE organization_id = $1 AND import_id = $2
   ON CONFLICT (organization_id, address) DO NOTHING`;
 
-// The next MERGE_BATCH orders after key ($3, $4), each from its last line (I2), with its store.
-const CHUNK = `
-  WITH batch AS MATERIALIZED (
-    SELECT DISTINCT ON (store_address, external_id) * FROM import_staging
-    WHERE organization_id = $1 AND import_id = $2 AND (store_address, external_id) > ($3::text, $4::text)
-    ORDER BY store_address, external_id, line DESC
-    LIMIT $5
-  ), located AS MATERIALIZED (
-    SELECT b.*, st.id AS store_id FROM batch b
-    JOIN stores st ON st.organization_id = $1 AND st.address = b.store_address
-  )`;
-
-// U2: the chunk's customers and the customers its orders had before, whose first orders change.
-// A statement of its own, run before the upsert: inside the upsert's statement the orders indexes
-// grow while the plan, made when they were smaller, may walk them whole for every row.
-const REMEMBER_CUSTOMERS = `${CHUNK}
+// U2, I2: the customers whose first orders may move later or vanish: those of the orders this
+// import replaces, before and after. Run before the upsert, which changes them. New orders can
+// only bring a first order earlier: the upsert folds them in itself (FOLD_NEW_ORDERS), so a first
+// import touches no customer here and recomputes none.
+const REMEMBER_REPLACED_CUSTOMERS = `
   INSERT INTO import_customers (organization_id, import_id, customer)
-  SELECT DISTINCT $1::bigint, $2::uuid, customer FROM (
-    SELECT customer FROM located
-    UNION ALL
-    SELECT o.customer FROM located l
-    JOIN orders o ON o.organization_id = $1 AND o.store_id = l.store_id AND o.external_id = l.external_id
-  ) AS c WHERE customer IS NOT NULL
+  SELECT DISTINCT $1::bigint, $2::uuid, c.customer FROM import_staging s
+  JOIN stores st ON st.organization_id = $1 AND st.address = s.store_address
+  JOIN orders o ON o.organization_id = $1 AND o.store_id = st.id AND o.external_id = s.external_id
+  CROSS JOIN LATERAL (VALUES (o.customer), (s.customer)) AS c (customer)
+  WHERE s.organization_id = $1 AND s.import_id = $2 AND c.customer IS NOT NULL
   ON CONFLICT DO NOTHING`;
 
-// I2: insert or replace; xmax = 0 tells a new row from a replaced one.
-const UPSERT_CHUNK = `${CHUNK}, upserted AS (
+// I2: every order from its last line, inserted or replaced in one statement (the staging index
+// yields the lines in key order, last line first); xmax = 0 tells a new row from a replaced one.
+const UPSERT_STAGED = `
+  WITH latest AS (
+    SELECT DISTINCT ON (store_address, external_id) * FROM import_staging
+    WHERE organization_id = $1 AND import_id = $2
+    ORDER BY store_address, external_id, line DESC
+  ), upserted AS (
     INSERT INTO orders (organization_id, store_id, ${ORDER_COLUMNS.join(', ')})
-    SELECT $1::bigint, store_id, ${ORDER_COLUMNS.join(', ')} FROM located
+    SELECT $1::bigint, st.id, ${ORDER_COLUMNS.map((c) => `l.${c}`).join(', ')} FROM latest l
+    JOIN stores st ON st.organization_id = $1 AND st.address = l.store_address
     ON CONFLICT (organization_id, store_id, external_id) DO UPDATE
     SET ${ORDER_COLUMNS.slice(1)
       .map((c) => `${c} = EXCLUDED.${c}`)
       .join(', ')}, updated_at = now()
-    RETURNING (xmax = 0) AS inserted
-  )
-  SELECT (SELECT count(*) FROM batch)::int AS merged,
-    (SELECT count(*) FROM upserted WHERE inserted)::int AS imported,
-    (SELECT count(*) FROM upserted WHERE NOT inserted)::int AS updated,
-    last.store_address AS last_store, last.external_id AS last_id
-  FROM (SELECT 1) AS one LEFT JOIN LATERAL (
-    SELECT store_address, external_id FROM batch ORDER BY store_address DESC, external_id DESC LIMIT 1
-  ) AS last ON true`;
+    RETURNING (xmax = 0) AS inserted, customer, created_at, status
+  ), ${FOLD_NEW_ORDERS('upserted')}
+  SELECT (count(*) FILTER (WHERE inserted))::int AS imported,
+    (count(*) FILTER (WHERE NOT inserted))::int AS updated
+  FROM upserted`;
 
-interface MergedChunk extends Record<string, unknown> {
-  merged: number;
+interface MergedCounts extends Record<string, unknown> {
   imported: number;
   updated: number;
-  last_store: string | null;
-  last_id: string | null;
 }
 
 const DISCARD_STAGED = 'DELETE FROM import_staging WHERE organization_id = $1 AND import_id = $2';
 const DISCARD_CUSTOMERS = 'DELETE FROM import_customers WHERE organization_id = $1 AND import_id = $2';
 
-/** Valid orders waiting for their batch statement: at most STAGING_BATCH of them. */
+/**
+ * Valid orders as COPY text, at most STAGING_BATCH of them, and the previous batch's COPY still
+ * running: reading and validating the next batch overlaps with the database storing the last one.
+ */
 class StagingBuffer {
-  private lines: number[] = [];
-  private orders: OrderRecord[] = [];
+  private text = '';
+  private rows = 0;
+  private inFlight: Promise<void> | undefined;
+  private readonly rowPrefix: string;
 
   constructor(
     private readonly db: Database,
-    private readonly organizationId: string,
-    private readonly importId: string,
-  ) {}
+    organizationId: string,
+    importId: string,
+  ) {
+    this.rowPrefix = `${copyField(organizationId)}\t${copyField(importId)}\t`;
+  }
 
   get full(): boolean {
-    return this.orders.length >= STAGING_BATCH;
+    return this.rows >= STAGING_BATCH;
   }
 
   add(line: number, order: OrderRecord): void {
-    this.lines.push(line);
-    this.orders.push(order);
+    let row = `${this.rowPrefix}${line}`;
+    for (const pick of STAGED_FIELDS) row += `\t${copyField(pick(order))}`;
+    this.text += `${row}\n`;
+    this.rows++;
   }
 
+  /** Starts this batch's COPY once the previous one has ended (its failure is thrown here). */
   async flush(): Promise<void> {
-    if (this.orders.length === 0) return;
-    const columns = STAGED_FIELDS.map((pick) => this.orders.map(pick));
-    await this.db.query(STAGE_BATCH, [this.organizationId, this.importId, this.lines, ...columns]);
-    this.lines = [];
-    this.orders = [];
+    await this.inFlight;
+    if (this.rows === 0) return;
+    const copy = this.db.copyIn(COPY_STAGED, this.text);
+    copy.catch(() => undefined); // awaited by the next flush or by finish()
+    this.inFlight = copy;
+    this.text = '';
+    this.rows = 0;
+  }
+
+  /** Every batch stored. */
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.inFlight;
+    this.inFlight = undefined;
+  }
+
+  /** Waits for the running COPY, if any, whatever its outcome (before its rows are discarded). */
+  async settle(): Promise<void> {
+    await this.inFlight?.catch(() => undefined);
   }
 }
 
@@ -197,25 +224,15 @@ function progressReporter(onProgress: ImportOptions['onProgress']): (lines: numb
 
 /** I2, U2: one transaction moves the staged orders into orders and keeps first orders current. */
 async function mergeStaged(tx: Queryable, organizationId: string, importId: string) {
+  // STATEMENT_TIMEOUT_MS cancels runaway reports; the upsert's length follows the file's size.
+  await tx.query('SET LOCAL statement_timeout = 0');
   await tx.query(CONNECT_STORES, [organizationId, importId]);
-  let imported = 0;
-  let updated = 0;
-  // Keyset walk over (store, id): every statement stays short, whatever the file's size.
-  // Stores and ids are never empty, so ('', '') comes before every key.
-  let after: [string, string] = ['', ''];
-  for (;;) {
-    const params = [organizationId, importId, ...after, MERGE_BATCH];
-    await tx.query(REMEMBER_CUSTOMERS, params);
-    const [chunk] = await tx.query<MergedChunk>(UPSERT_CHUNK, params);
-    if (chunk === undefined) throw new Error('merge returned no row');
-    imported += chunk.imported;
-    updated += chunk.updated;
-    if (chunk.merged < MERGE_BATCH || chunk.last_store === null || chunk.last_id === null) break;
-    after = [chunk.last_store, chunk.last_id];
-  }
+  await tx.query(REMEMBER_REPLACED_CUSTOMERS, [organizationId, importId]);
+  const [counts] = await tx.query<MergedCounts>(UPSERT_STAGED, [organizationId, importId]);
+  if (counts === undefined) throw new Error('merge returned no row');
   await refreshFirstOrders(tx, organizationId, { customersOfImport: importId });
   await discardStaged(tx, organizationId, importId);
-  return { imported, updated };
+  return { imported: counts.imported, updated: counts.updated };
 }
 
 async function discardStaged(db: Queryable, organizationId: string, importId: string): Promise<void> {
@@ -229,7 +246,7 @@ const SLICE_MS = 8;
 async function importEntries(
   db: Database,
   organizationId: string,
-  entries: AsyncIterable<ReadEntry>,
+  batches: AsyncIterable<readonly ReadEntry[]>,
   options: ImportOptions,
 ): Promise<ImportResult> {
   // A killed import leaves its staged rows behind: its heartbeat has stopped (finding 7).
@@ -257,37 +274,39 @@ async function importEntries(
   let beaten = started;
   try {
     let slice = performance.now();
-    for await (const entry of entries) {
-      progress(++lines);
-      // Lines already read are validated in microtasks, which never let the event loop serve a
-      // request: a file of tiny lines (`{}`, six errors each) would hold it for a whole chunk.
-      // Give it a turn every few milliseconds of work (/healthz stays fast during any import).
-      if (lines % 128 === 0 && performance.now() - slice >= SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        slice = performance.now();
+    for await (const entries of batches) {
+      for (const entry of entries) {
+        progress(++lines);
+        // A batch is validated synchronously, which never lets the event loop serve a request: a
+        // chunk of tiny lines (`{}`, six errors each) would hold it for the whole chunk. Give it a
+        // turn every few milliseconds of work (/healthz stays fast during any import).
+        if (lines % 128 === 0 && performance.now() - slice >= SLICE_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
+        const validation =
+          'error' in entry
+            ? { ok: false as const, errors: [entry.error] }
+            : validateOrder(entry.record, customerKey);
+        if (!validation.ok) {
+          rejected++;
+          for (const error of validation.errors) {
+            if (errorCount++ < MAX_REPORTED_ERRORS) errors.push({ line: entry.line, ...error });
+          }
+          continue;
+        }
+        staging.add(entry.line, validation.order);
+        if (staging.full) await staging.flush();
       }
-      if (lines % 1024 === 0 && Date.now() - beaten >= HEARTBEAT_MS) {
+      if (Date.now() - beaten >= HEARTBEAT_MS) {
         beaten = Date.now();
         await beat(db, organizationId, importId, {
           lines,
           ordersPerSecond: Math.round((lines * 1000) / (beaten - started)),
         });
       }
-      const validation =
-        'error' in entry
-          ? { ok: false as const, errors: [entry.error] }
-          : validateOrder(entry.record, customerKey);
-      if (!validation.ok) {
-        rejected++;
-        for (const error of validation.errors) {
-          if (errorCount++ < MAX_REPORTED_ERRORS) errors.push({ line: entry.line, ...error });
-        }
-        continue;
-      }
-      staging.add(entry.line, validation.order);
-      if (staging.full) await staging.flush();
     }
-    await staging.flush();
+    await staging.finish();
     if (rejected > 0 && options.skipInvalid !== true) {
       const result = { imported: 0, updated: 0, rejected, errors, errorCount, refused: true };
       await finishJob(db, organizationId, importId, { state: 'refused', lines, ...result });
@@ -309,7 +328,10 @@ async function importEntries(
     }
     // I1: a refused or failed import leaves nothing behind (best effort: the database may be gone;
     // DISCARD_ABANDONED then clears the rows a day later).
-    if (!merged) await discardStaged(db, organizationId, importId).catch(() => undefined);
+    if (!merged) {
+      await staging.settle();
+      await discardStaged(db, organizationId, importId).catch(() => undefined);
+    }
     // PGlite runs no autovacuum: reclaim the staged rows' space for the next import.
     if (db.engine === 'embedded') await db.query('VACUUM import_staging').catch(() => undefined);
   }
@@ -363,5 +385,6 @@ export function importOrderRecords(
     let line = 0;
     for await (const record of records) yield { line: ++line, record: record as Record<string, unknown> };
   }
-  return importEntries(db, organizationId, numbered(), options);
+  // One record a batch: generated records are processed as they come (progress, I3).
+  return importEntries(db, organizationId, inBatches(numbered(), 1), options);
 }

@@ -59,19 +59,31 @@ type PhysicalLine = { text: string; crlf: boolean } | { problem: string };
 const NEWLINE = 0x0a;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The most lines in one batch: a few milliseconds of parsing and validation. */
+const MAX_BATCH_LINES = 2048;
+
 /**
  * The physical lines of a stream, without their line break (\n or \r\n), split on bytes: a line
  * longer than maxBytes is dropped as it streams in (memory stays at one chunk whatever the line),
  * and a line that is not valid UTF-8 is a problem of its own, never decoded with replacement
- * characters (finding 13). A newline byte never occurs inside a UTF-8 sequence.
+ * characters (finding 13). A newline byte never occurs inside a UTF-8 sequence. The lines come
+ * in batches, those that end in one chunk of the stream: one await a chunk, not one a line.
  */
-export async function* physicalLines(
+export async function* physicalLineBatches(
   input: Readable,
   maxBytes = MAX_LINE_BYTES,
-): AsyncGenerator<PhysicalLine> {
+): AsyncGenerator<PhysicalLine[]> {
   let parts: Buffer[] = [];
   let size = 0;
   let tooLong = false;
+  const decoded = (line: Buffer): PhysicalLine => {
+    const crlf = line.length > 0 && line[line.length - 1] === 0x0d;
+    try {
+      return { text: utf8.decode(crlf ? line.subarray(0, -1) : line), crlf };
+    } catch {
+      return { problem: 'octets invalides en UTF-8 : enregistrez le fichier en UTF-8' };
+    }
+  };
   const finish = (): PhysicalLine => {
     const line = Buffer.concat(parts, size);
     parts = [];
@@ -80,12 +92,7 @@ export async function* physicalLines(
       tooLong = false;
       return { problem: `ligne trop longue : ${Math.round(maxBytes / 1024)} Kio au plus` };
     }
-    const crlf = line.length > 0 && line[line.length - 1] === 0x0d;
-    try {
-      return { text: utf8.decode(crlf ? line.subarray(0, -1) : line), crlf };
-    } catch {
-      return { problem: 'octets invalides en UTF-8 : enregistrez le fichier en UTF-8' };
-    }
+    return decoded(line);
   };
   const keep = (piece: Buffer) => {
     if (tooLong) return;
@@ -100,48 +107,72 @@ export async function* physicalLines(
   };
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    let batch: PhysicalLine[] = [];
     let start = 0;
     for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
-      keep(bytes.subarray(start, end));
-      yield finish();
+      // Most lines lie whole in one chunk: decoded in place, without a copy.
+      if (size === 0 && !tooLong && end - start <= maxBytes + 1)
+        batch.push(decoded(bytes.subarray(start, end)));
+      else {
+        keep(bytes.subarray(start, end));
+        batch.push(finish());
+      }
       start = end + 1;
+      // A large chunk is handed over in parts, so that its reader can give the event loop a turn.
+      if (batch.length === MAX_BATCH_LINES) {
+        yield batch;
+        batch = [];
+      }
     }
     if (start < bytes.length) keep(Buffer.from(bytes.subarray(start)));
+    if (batch.length > 0) yield batch;
   }
-  if (size > 0 || tooLong) yield finish();
+  if (size > 0 || tooLong) yield [finish()];
+}
+
+/** physicalLineBatches, one line at a time. */
+export async function* physicalLines(
+  input: Readable,
+  maxBytes = MAX_LINE_BYTES,
+): AsyncGenerator<PhysicalLine> {
+  for await (const batch of physicalLineBatches(input, maxBytes)) yield* batch;
+}
+
+/** NDJSON: one JSON object a line, in batches (those of physicalLineBatches). */
+export async function* readNdjsonBatches(input: Readable): AsyncGenerator<ReadEntry[]> {
+  let line = 0;
+  for await (const physicals of physicalLineBatches(input)) {
+    const entries: ReadEntry[] = [];
+    for (const physical of physicals) {
+      line++;
+      if ('problem' in physical) {
+        entries.push({ line, error: { field: LINE_FIELD, message: physical.problem } });
+        continue;
+      }
+      const raw = physical.text;
+      const text = line === 1 && raw.startsWith(BOM) ? raw.slice(1) : raw;
+      if (text.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        const message = `JSON invalide : ${error instanceof Error ? error.message : String(error)}`;
+        entries.push({ line, error: { field: LINE_FIELD, message } });
+        continue;
+      }
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        entries.push({ line, record: value as Record<string, unknown> });
+      } else {
+        entries.push({ line, error: { field: LINE_FIELD, message: 'un objet JSON par ligne attendu' } });
+      }
+    }
+    if (entries.length > 0) yield entries;
+  }
 }
 
 /** NDJSON: one JSON object a line. */
 export async function* readNdjson(input: Readable): AsyncGenerator<ReadEntry> {
-  let line = 0;
-  for await (const physical of physicalLines(input)) {
-    line++;
-    if ('problem' in physical) {
-      yield { line, error: { field: LINE_FIELD, message: physical.problem } };
-      continue;
-    }
-    const raw = physical.text;
-    const text = line === 1 && raw.startsWith(BOM) ? raw.slice(1) : raw;
-    if (text.trim() === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      yield {
-        line,
-        error: {
-          field: LINE_FIELD,
-          message: `JSON invalide : ${error instanceof Error ? error.message : String(error)}`,
-        },
-      };
-      continue;
-    }
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      yield { line, record: value as Record<string, unknown> };
-    } else {
-      yield { line, error: { field: LINE_FIELD, message: 'un objet JSON par ligne attendu' } };
-    }
-  }
+  for await (const batch of readNdjsonBatches(input)) yield* batch;
 }
 
 /** The physical lines a CSV record spans: line breaks only occur inside quoted fields. */
@@ -266,6 +297,23 @@ export async function* readCsv(rawInput: Readable): AsyncGenerator<ReadEntry> {
   }
 }
 
-export function readOrders(input: Readable, format: OrderFormat): AsyncGenerator<ReadEntry> {
-  return format === 'ndjson' ? readNdjson(input) : readCsv(input);
+/** Entries of any source in batches of at most `size`. */
+export async function* inBatches(
+  entries: AsyncIterable<ReadEntry>,
+  size = 1000,
+): AsyncGenerator<ReadEntry[]> {
+  let batch: ReadEntry[] = [];
+  for await (const entry of entries) {
+    batch.push(entry);
+    if (batch.length >= size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** The entries of a file in batches: NDJSON a stream chunk at a time, CSV a thousand records. */
+export function readOrders(input: Readable, format: OrderFormat): AsyncGenerator<ReadEntry[]> {
+  return format === 'ndjson' ? readNdjsonBatches(input) : inBatches(readCsv(input));
 }

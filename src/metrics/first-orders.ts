@@ -41,6 +41,22 @@ const REFRESH_IMPORT = `
   SELECT $1::bigint, customer, first_order_at FROM firsts WHERE first_order_at IS NOT NULL
   ON CONFLICT (organization_id, customer) DO UPDATE SET first_order_at = EXCLUDED.first_order_at`;
 
+/**
+ * A CTE (after WITH or a comma) for an import's upsert, whose rows `source` has the columns
+ * inserted, customer, created_at and status: each customer's earliest counted new order becomes
+ * their first order when it is earlier than the one they had. Exact for every customer none of
+ * whose orders was replaced (their counted orders only grew); the customers of replaced orders
+ * are recomputed afterwards by refreshFirstOrders({ customersOfImport }).
+ */
+export const FOLD_NEW_ORDERS = (source: string): string => `folded AS (
+    INSERT INTO customer_first_orders (organization_id, customer, first_order_at)
+    SELECT $1::bigint, o.customer, min(o.created_at) FROM ${source} o
+    WHERE o.inserted AND o.customer IS NOT NULL AND ${COUNTED}
+    GROUP BY o.customer
+    ON CONFLICT (organization_id, customer) DO UPDATE
+    SET first_order_at = LEAST(customer_first_orders.first_order_at, EXCLUDED.first_order_at)
+  )`;
+
 /** Recomputes customer_first_orders for the scope; a customer with no counted order has no row. */
 export async function refreshFirstOrders(
   tx: Queryable,

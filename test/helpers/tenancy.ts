@@ -15,7 +15,7 @@ export const TENANT_TABLES = new Set([
 export function tenantTablesWithoutFilter(sql: string): string[] {
   const missing: string[] = [];
   const text = sql.replace(/\s+/g, ' ');
-  const references = /\b(FROM|JOIN|INTO|UPDATE)\s+([a-z_]+)(?:\s+(?:AS\s+)?([a-z]+)\b)?/gi;
+  const references = /\b(FROM|JOIN|INTO|UPDATE|COPY)\s+([a-z_]+)(?:\s+(?:AS\s+)?([a-z]+)\b)?/gi;
   for (const match of text.matchAll(references)) {
     const table = (match[2] ?? '').toLowerCase();
     if (!TENANT_TABLES.has(table)) continue;
@@ -37,9 +37,10 @@ export function tenantTablesWithoutFilter(sql: string): string[] {
       ].includes(alias)
     )
       alias = '';
-    // An INSERT writes organization_id as a column of the row; other statements must filter by it.
+    // An INSERT or a COPY … FROM STDIN writes organization_id as a column of the row; other
+    // statements must filter by it.
     const filtered =
-      keyword === 'INTO'
+      keyword === 'INTO' || keyword === 'COPY'
         ? /\(\s*organization_id\b/i.test(
             text.slice((match.index ?? 0) + match[0].length - (match[3]?.length ?? 0)),
           )

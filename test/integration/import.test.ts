@@ -162,6 +162,43 @@ test('I1, I2: an NDJSON file imports every order exactly as sent, amounts as exa
   assert.equal(await count('import_customers'), 0);
 });
 
+test('the bulk path (COPY) keeps text exactly: tabs, backslashes, line breaks, quotes, \\N, Unicode', async () => {
+  const awkward = [
+    'tab\there',
+    'back\\slash \\N \\t',
+    'line\nbreak\r\nand CR\r',
+    `quotes "double" and 'single'`,
+    '\\N',
+    'NULL',
+    'café ✓ 日本語 😀 \u00a0nbsp',
+  ];
+  const records = awkward.map((text, i) => ({
+    store: `https://shop.example.fr/b%C3%A9\\${i}`,
+    id: `${text}#${i}`,
+    created_at: '2026-03-01T10:00:00Z',
+    status: text,
+    billing_country: 'fr',
+    items: 1,
+    total: '1.00',
+  }));
+  const result = await importOrderRecords(db, org, records);
+  assert.equal(result.imported, awkward.length);
+  const rows = await db.query<{ external_id: string; status: string; address: string }>(
+    `SELECT o.external_id, o.status, s.address FROM orders o
+     JOIN stores s ON s.organization_id = o.organization_id AND s.id = o.store_id
+     WHERE o.organization_id = $1`,
+    [org],
+  );
+  const byId = new Map(rows.map((r) => [r.external_id, r]));
+  awkward.forEach((text, i) => {
+    const row = byId.get(`${text}#${i}`);
+    assert.ok(row, `order ${JSON.stringify(text)} stored under its exact id`);
+    assert.equal(row.status, text);
+    assert.equal(row.address, records[i]?.store);
+  });
+  assert.equal(byId.size, awkward.length);
+});
+
 test('I2: re-importing the same file replaces the orders and duplicates nothing', async () => {
   await importOrderFile(db, org, fixture('orders.ndjson'));
   const again = await importOrderFile(db, org, fixture('orders.ndjson'));

@@ -6,10 +6,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
-import { SessionQueue } from '../../src/db/session-queue.js';
+import { MAX_COPY_BYTES, SessionQueue } from '../../src/db/session-queue.js';
 import { describeOn } from '../helpers/database.js';
 
 describeOn('embedded', 'session queue over one PGlite session', () => {
@@ -101,5 +104,64 @@ describeOn('embedded', 'session queue over one PGlite session', () => {
     assert.ok(Date.now() - started < 5_000);
     await assert.rejects(a.query('SELECT 1'));
     await b.end();
+  });
+
+  test('COPY FROM STDIN reaches PGlite whole, while other connections keep being answered', async () => {
+    await db.exec('CREATE TABLE copied (n int, label text)');
+    const [a, b] = await Promise.all([client(), client()]);
+    const rows = Array.from({ length: 20_000 }, (_, i) => `${i}\tlabel\\t${i} é\n`);
+    // Many small CopyData messages, and a query of another connection between them.
+    const chunks = rows.map((row) => Buffer.from(row));
+    const copy = pipeline(Readable.from(chunks), a.query(copyFrom('COPY copied (n, label) FROM STDIN')));
+    const other = b.query<{ v: number }>('SELECT 42 AS v');
+    await copy;
+    assert.equal((await other).rows[0]?.v, 42);
+    const counted = await a.query<{ n: number; label: string }>(
+      'SELECT count(*)::int AS n, min(label) FILTER (WHERE n = 7) AS label FROM copied',
+    );
+    assert.deepEqual(counted.rows[0], { n: 20_000, label: 'label\t7 é' });
+    await Promise.all([a.end(), b.end()]);
+  });
+
+  test('a COPY that fails (bad row, or CopyFail from the client) writes nothing and leaves the connection usable', async () => {
+    await db.exec('CREATE TABLE IF NOT EXISTS copied2 (n int)');
+    const a = await client();
+    await assert.rejects(
+      pipeline(Readable.from(['1\n', 'two\n']), a.query(copyFrom('COPY copied2 (n) FROM STDIN'))),
+      /invalid input syntax/,
+    );
+    const failing = new Readable({
+      read() {
+        this.push('3\n');
+        this.destroy(new Error('source broke'));
+      },
+    });
+    await assert.rejects(pipeline(failing, a.query(copyFrom('COPY copied2 (n) FROM STDIN'))));
+    assert.equal((await a.query<{ n: number }>('SELECT count(*)::int AS n FROM copied2')).rows[0]?.n, 0);
+    // A quoted ';' (a CSV delimiter) does not make it two statements.
+    await pipeline(
+      Readable.from(['4\n']),
+      a.query(copyFrom("COPY copied2 (n) FROM STDIN WITH (FORMAT csv, DELIMITER ';')")),
+    );
+    assert.equal((await a.query<{ n: number }>('SELECT count(*)::int AS n FROM copied2')).rows[0]?.n, 1);
+    await a.end();
+  });
+
+  test(`a COPY above ${MAX_COPY_BYTES / 2 ** 20} MiB fails as a whole instead of filling memory`, async () => {
+    await db.exec('CREATE TABLE IF NOT EXISTS copied3 (label text)');
+    const a = await client();
+    const line = `${'x'.repeat(1023)}\n`;
+    const lines = MAX_COPY_BYTES / line.length + 16;
+    const source = Readable.from(
+      (function* () {
+        for (let i = 0; i < lines; i += 64) yield line.repeat(64);
+      })(),
+    );
+    await assert.rejects(
+      pipeline(source, a.query(copyFrom('COPY copied3 (label) FROM STDIN'))),
+      /volumineux/,
+    );
+    assert.equal((await a.query<{ n: number }>('SELECT count(*)::int AS n FROM copied3')).rows[0]?.n, 0);
+    await a.end();
   });
 });

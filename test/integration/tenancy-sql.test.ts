@@ -24,6 +24,7 @@ test('tenancy: every statement emitted by imports, settings, keys and reports fi
     secretKey: db.secretKey,
     close: () => db.close(),
     query: (sql, params) => (statements.push(sql), db.query(sql, params)),
+    copyIn: (sql, data) => (statements.push(sql), db.copyIn(sql, data)),
     transaction: (work) =>
       db.transaction((tx) => work({ query: (sql, params) => (statements.push(sql), tx.query(sql, params)) })),
   };
