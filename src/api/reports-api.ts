@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { authenticateApiKey, LastUsedRecorder, type ApiCaller } from '../auth/authenticate.js';
+import { batchedKeyLookup } from '../auth/key-lookup.js';
 import type { ReportEngine } from '../metrics/engine.js';
 import { parseTabularQuery, type RawQuery, type TabularQuery } from '../query/parse.js';
 import { planReport } from '../query/plan.js';
@@ -61,6 +62,7 @@ function cacheKey(organizationId: string, caller: ApiCaller, q: TabularQuery): s
 
 export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Promise<void> {
   const { config } = deps;
+  const lookUpKey = batchedKeyLookup(deps.db); // K4: one fresh statement per batch of requests
   const lastUsed = new LastUsedRecorder(deps.db, (error) =>
     app.log.warn({ err: error }, 'last-used update failed'),
   );
@@ -114,7 +116,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       );
     }
     try {
-      request.caller = await authenticateApiKey(deps.db, request.headers.authorization);
+      request.caller = await authenticateApiKey(lookUpKey, request.headers.authorization);
     } catch (error) {
       if (error instanceof AppError && error.code === 'UNAUTHENTICATED') await authFailures(request);
       throw error;
