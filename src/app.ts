@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
+import helmet from 'helmet';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { AppError } from './errors.js';
@@ -68,7 +68,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // inline script, no framing, no sniffing, the referrer kept within the site (the organization
   // switch returns to the page it was sent from). HSTS only on an HTTPS request: sent over plain
   // HTTP it would lock a local install out.
-  await app.register(helmet, {
+  const securityHeaders = helmet({
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {
@@ -90,6 +90,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     strictTransportSecurity: false,
     crossOriginResourcePolicy: false, // the API is read cross-origin by browsers (B1)
   });
+  // Built once: @fastify/helmet rebuilt this middleware, CSP parsing included, on every request
+  // (issue 9, item 5).
+  app.addHook('onRequest', (request, reply, done) => securityHeaders(request.raw, reply.raw, () => done()));
   app.addHook('onRequest', async (request, reply) => {
     if (request.protocol === 'https')
       reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
