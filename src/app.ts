@@ -24,7 +24,7 @@ import { webApp, webAssets } from './web/web-app.js';
 import { notFoundPage } from './web/not-found.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
 import { connectRedis, redisFallbackWarning } from './limits/redis.js';
-import { loggerOptions, type LogDestination } from './logging.js';
+import { loggerOptions, stdoutLines, type LogDestination } from './logging.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -76,7 +76,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger:
       deps.logger === false
         ? false
-        : loggerOptions(config.logLevel, typeof deps.logger === 'object' ? deps.logger : process.stdout),
+        : loggerOptions(config.logLevel, typeof deps.logger === 'object' ? deps.logger : stdoutLines),
     genReqId: () => crypto.randomUUID(),
     logController: new AccessLog(),
     trustProxy: config.trustProxy === false ? false : [...config.trustProxy],
