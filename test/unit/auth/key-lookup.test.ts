@@ -101,3 +101,23 @@ test(`one statement reads at most ${MAX_KEYS_PER_LOOKUP} keys; the others wait f
   statements[2]?.release();
   assert.equal((await Promise.all(all)).length, MAX_KEYS_PER_LOOKUP + 11);
 });
+
+test('tenancy: in a shared statement each request gets the row of its own key, never another', async () => {
+  const { db, revoked, statements } = fakeDatabase();
+  for (let n = 1; n <= 20; n++) revoked.set(hash(n).toString('hex'), n % 3 === 0);
+  const lookUp = batchedKeyLookup(db);
+  const first = lookUp(hash(1));
+  const asked = Array.from({ length: 60 }, (_, i) => 1 + ((i * 7) % 25)); // some unknown, some twice
+  const answers = asked.map((n) => lookUp(hash(n)));
+  statements[0]?.release();
+  await first;
+  await tick();
+  statements[1]?.release();
+  const rows = await Promise.all(answers);
+  rows.forEach((row, i) => {
+    const n = asked[i] as number;
+    if (n > 20) return assert.equal(row, undefined, `key ${n} is unknown`);
+    assert.deepEqual(row?.key_hash, hash(n), `key ${n} got its own row`);
+    assert.equal(state(row), n % 3 === 0 ? 'revoked' : 'valid');
+  });
+});
