@@ -28,7 +28,6 @@ export function batchedKeyLookup(db: Queryable): KeyLookup {
   let running = false;
 
   async function runNext(): Promise<void> {
-    running = true;
     while (waiting.size > 0) {
       const batch = new Map<string, Waiter[]>();
       for (const [hash, waiters] of waiting) {
@@ -59,6 +58,9 @@ export function batchedKeyLookup(db: Queryable): KeyLookup {
       const waiters = waiting.get(hash);
       if (waiters) waiters.push({ resolve, reject });
       else waiting.set(hash, [{ resolve, reject }]);
-      if (!running) void runNext();
+      if (running) return;
+      // Started on the next turn: the requests read from the sockets in this one share it.
+      running = true;
+      setImmediate(() => void runNext());
     });
 }
