@@ -3,7 +3,9 @@
 // on each engine, against a bare `node:http` server answering the same bytes in the same run.
 // One organization with realistic data is imported through the CLI; the server runs as in
 // production (LOG_LEVEL info unless set, logs to a file, the columnar engine's snapshot built
-// before measuring); one request warms the cache, then autocannon asks the same URL for N s.
+// before measuring); one request warms the cache, a first run of half the duration (not counted)
+// warms the process up (V8 compiles PGlite's WebAssembly and the hot JavaScript in background
+// threads for several seconds after a start), then autocannon asks the same URL for N s.
 // Usage: npm run bench:cached -- [orders, default 300000] [seconds, default 10]
 //   BENCH_ENGINES=embedded,postgres,postgres+redis (default: all three)
 //   BENCH_PROFILE=dir: the server runs under `node --cpu-prof --cpu-prof-dir=dir`
@@ -114,12 +116,14 @@ interface Run {
 
 async function cannon(label: string, target: Child, pathname: string, key: string): Promise<Run> {
   const url = `${target.baseUrl}${pathname}`;
+  const headers = { authorization: `Bearer ${key}` };
+  await autocannon({ url, connections: CONNECTIONS, duration: Math.max(2, seconds / 2), headers });
   const cpuBefore = target.cpuSeconds();
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
     duration: seconds,
-    headers: { authorization: `Bearer ${key}` },
+    headers,
   });
   return {
     label,
