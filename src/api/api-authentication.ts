@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { Queryable } from '../db/database.js';
 import { appError, AppError } from '../errors.js';
 import { authenticateApiKey, LastUsedRecorder, type ApiCaller } from '../auth/authenticate.js';
+import { batchedKeyLookup } from '../auth/key-lookup.js';
 import { AttemptLimit } from '../limits/attempt-limit.js';
 
 declare module 'fastify' {
@@ -28,6 +29,7 @@ export function apiAuthentication(
   app: FastifyInstance,
   deps: { readonly db: Queryable; readonly authFailureLimit: number },
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const lookUpKey = batchedKeyLookup(deps.db); // K4: one fresh statement per batch of requests
   const lastUsed = new LastUsedRecorder(deps.db, (error) =>
     app.log.warn({ err: error }, 'last-used update failed'),
   );
@@ -50,7 +52,7 @@ export function apiAuthentication(
     const attempted = await failures.run(
       request,
       () =>
-        authenticateApiKey(deps.db, header).then(
+        authenticateApiKey(lookUpKey, header).then(
           (caller) => ({ caller }),
           (error: unknown) => {
             if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return { refused: error };

@@ -31,9 +31,19 @@ export class MemoryResponseCache implements ResponseCache {
   }
 }
 
-/** C1 shared by every instance (R3); the instance's own memory while Redis is unreachable. */
+/**
+ * C1 shared by every instance (R3); the instance's own memory while Redis is unreachable.
+ * An answer read from or written to Redis is also kept in this instance until the moment Redis
+ * drops it (its remaining TTL), so repeated requests skip the round trip (issue 9, item 5)
+ * without any answer living longer than in Redis.
+ */
 export class RedisResponseCache implements ResponseCache {
   private readonly local = new MemoryResponseCache();
+  private readonly near = new LRUCache<string, CachedAnswer>({
+    max: 1_000,
+    maxSize: 64 * 1024 * 1024,
+    sizeCalculation: (answer) => answer.body.length + 64,
+  });
 
   constructor(
     private readonly redis: Redis,
@@ -41,9 +51,20 @@ export class RedisResponseCache implements ResponseCache {
   ) {}
 
   async get(key: string): Promise<CachedAnswer | undefined> {
+    const near = this.near.get(key);
+    if (near) return near;
     try {
-      const stored = await this.redis.get(`sm:cache:${key}`);
-      return stored === null ? undefined : (JSON.parse(stored) as CachedAnswer);
+      const asked = performance.now();
+      const [read, ttl] =
+        (await this.redis.pipeline().get(`sm:cache:${key}`).pttl(`sm:cache:${key}`).exec()) ?? [];
+      if (read?.[0]) throw read[0];
+      const stored = read?.[1];
+      if (typeof stored !== 'string') return undefined;
+      const answer = JSON.parse(stored) as CachedAnswer;
+      // Counted from the request, not the reply: the copy never outlives the Redis entry.
+      const leftMs = Number(ttl?.[1]) - (performance.now() - asked);
+      if (leftMs >= 1) this.near.set(key, answer, { ttl: Math.floor(leftMs) });
+      return answer;
     } catch (error) {
       this.onFallback(error);
       return this.local.get(key);
@@ -51,6 +72,7 @@ export class RedisResponseCache implements ResponseCache {
   }
 
   async set(key: string, answer: CachedAnswer): Promise<void> {
+    this.near.set(key, answer, { ttl: CACHE_TTL_S * 1000 }); // before Redis's clock starts
     try {
       await this.redis.set(`sm:cache:${key}`, JSON.stringify(answer), 'EX', CACHE_TTL_S);
     } catch (error) {

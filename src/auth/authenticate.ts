@@ -1,13 +1,9 @@
 // K3/K4: who is calling. Every request looks its key up afresh (no key cache), so revocation and
-// subscription changes apply to the very next request on every instance.
+// subscription changes apply to the very next request on every instance (src/auth/key-lookup.ts).
 import type { Queryable } from '../db/database.js';
 import { appError, AppError } from '../errors.js';
-import {
-  ORGANIZATION_COLUMNS,
-  isSubscriptionActive,
-  toOrganization,
-  type Organization,
-} from '../domain/organizations.js';
+import { isSubscriptionActive, toOrganization, type Organization } from '../domain/organizations.js';
+import type { KeyLookup } from './key-lookup.js';
 import { hashKey, isWellFormedKey } from './keys.js';
 
 export interface ApiCaller {
@@ -33,17 +29,11 @@ export function bearerKey(header: string | undefined): string {
   return match[1];
 }
 
-export async function authenticateApiKey(db: Queryable, header: string | undefined): Promise<ApiCaller> {
+export async function authenticateApiKey(lookUp: KeyLookup, header: string | undefined): Promise<ApiCaller> {
   const key = bearerKey(header);
   // K1: a malformed key or a bad checksum is refused without a database lookup.
   if (!isWellFormedKey(key)) throw unauthenticated('Clé API mal formée');
-  const rows = await db.query(
-    `SELECT k.id AS key_id, k.revoked_at, ${ORGANIZATION_COLUMNS}
-     FROM api_keys k JOIN organizations o ON o.id = k.organization_id
-     WHERE k.key_hash = $1`,
-    [hashKey(key)],
-  );
-  const row = rows[0];
+  const row = await lookUp(hashKey(key));
   if (!row || row.revoked_at !== null) throw unauthenticated('Clé API inconnue ou révoquée');
   const organization = toOrganization(row);
   if (!isSubscriptionActive(organization)) {

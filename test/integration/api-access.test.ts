@@ -346,6 +346,42 @@ describe('failed authentications in parallel', () => {
   });
 });
 
+describe('revocation under load', () => {
+  test('K4: while cached answers stream to many connections, every request sent after a revocation is refused', async () => {
+    // Limits out of the way: this is about K4 with key lookups batched (src/auth/key-lookup.ts).
+    const service = await startTestService({ RATE_LIMIT_MAX: '100000', AUTH_FAILURE_LIMIT: '1000' });
+    try {
+      const { org, key: other } = await service.addOrganization('Load', [ORDER]);
+      const victim = await createApiKey(service.db, org.id, 'victim');
+      const path = '/api/reports/tabular?metrics=orders';
+      assert.equal((await service.get(path, victim.key)).status, 200); // cached from now on
+      let revokedAt = Infinity;
+      const before: number[] = [];
+      const after: number[] = [];
+      // 12 connections, each alternating the victim's key and another key of the organization,
+      // until its first request sent after the revocation.
+      const connection = async () => {
+        for (;;) {
+          const sentAt = performance.now();
+          const status = (await service.get(path, victim.key)).status;
+          (sentAt > revokedAt ? after : before).push(status);
+          if (sentAt > revokedAt) return;
+          assert.equal((await service.get(path, other)).status, 200);
+        }
+      };
+      const connections = Array.from({ length: 12 }, connection);
+      await new Promise((r) => setTimeout(r, 300));
+      await revokeApiKey(service.db, org.id, victim.prefix);
+      revokedAt = performance.now();
+      await Promise.all(connections);
+      assert.ok(before.filter((s) => s === 200).length >= 12, `answered before (${before.length})`);
+      assert.deepEqual(after, Array(12).fill(401));
+    } finally {
+      await service.cleanup();
+    }
+  });
+});
+
 describe('database unavailable', () => {
   test('E2: with the database unreachable the API answers 503 JSON with Retry-After and keeps running', async () => {
     const config = loadConfig({

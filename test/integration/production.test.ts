@@ -86,6 +86,45 @@ describeOn('postgres', 'three instances sharing PostgreSQL and Redis', () => {
     for (const server of servers) assert.equal((await call(server, key)).status, 401);
   });
 
+  test('K4 under load: while requests stream to every instance, each request sent after a revocation is refused', async () => {
+    const key = await newKey();
+    const query = 'metrics=orders&from=2026-05-01&to=2026-05-31';
+    assert.equal((await call(servers[0] as ServerProcess, key, query)).status, 200);
+    let revokeStarted = Infinity;
+    let revokedAt = Infinity;
+    let markRevoked!: () => void;
+    const revoked = new Promise<void>((resolve) => (markRevoked = resolve));
+    const before: number[] = [];
+    const after: number[] = [];
+    // Two connections per instance until each one's first request sent after the revocation (so
+    // that R2's shared count of failures stays low); RATE_LIMIT_MAX makes some earlier ones 429.
+    // Requests sent while the command runs may see the key either way; a connection refused then
+    // waits for the command to return (R2 would otherwise count its failures at speed).
+    const connection = async (server: ServerProcess) => {
+      for (;;) {
+        const sentAt = performance.now();
+        const status = (await call(server, key, query)).status;
+        if (sentAt > revokedAt) return void after.push(status);
+        if (sentAt < revokeStarted) before.push(status);
+        else if (status === 401) await revoked;
+      }
+    };
+    const connections = servers.flatMap((server) => [connection(server), connection(server)]);
+    await new Promise((r) => setTimeout(r, 200));
+    revokeStarted = performance.now();
+    await cli('key', 'revoke', '--org', 'multi', '--prefix', key.slice(0, 12));
+    revokedAt = performance.now();
+    markRevoked();
+    await Promise.all(connections);
+    assert.ok(before.length >= 6, `requests before the revocation: ${before.length}`);
+    assert.deepEqual(
+      before.filter((status) => status !== 200 && status !== 429),
+      [],
+      'accepted or rate-limited before',
+    );
+    assert.deepEqual(after, Array(6).fill(401));
+  });
+
   test('C1: an answer cached by one instance is served by the others', async () => {
     const key = await newKey();
     const query = 'metrics=orders,gross_sales&from=2026-05-01&to=2026-05-31';

@@ -12,9 +12,10 @@ import { importOrderRecords } from '../../src/ingest/import.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { tenantTablesWithoutFilter } from '../helpers/tenancy.js';
 
-// The one statement that cannot know the organization: finding it from a key's hash (K2).
+// The one statement that cannot know the organization: finding it from keys' hashes (K2), for the
+// requests that share one lookup (src/auth/key-lookup.ts).
 const KEY_LOOKUP =
-  /FROM api_keys k JOIN organizations o ON o\.id = k\.organization_id\s+WHERE k\.key_hash = \$1/;
+  /FROM api_keys k JOIN organizations o ON o\.id = k\.organization_id\s+WHERE k\.key_hash = ANY\(\$1::bytea\[\]\)/;
 
 test('tenancy: every statement emitted by imports, settings, keys and reports filters by organization', async () => {
   const { db, config, cleanup } = await openTestDatabase({ RATE_LIMIT_MAX: '100000' });

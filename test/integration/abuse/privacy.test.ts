@@ -115,7 +115,7 @@ describe('finding 9: no key reaches a log line', () => {
         `échec avec ${key}`,
       );
       app.log.warn({ url: 'postgres://app:db-passw0rd@127.0.0.1/sales' }, 'base injoignable');
-      assert.ok(lines.length >= requests.length * 2, `request logs were written (${lines.length})`);
+      assert.ok(lines.length >= requests.length, `request logs were written (${lines.length})`);
       const all = lines.join('');
       assert.ok(all.includes('/api/reports/catalog'), 'paths are still logged');
       for (const secret of [key, key.slice(4), 's3cr3t-session-token', 'db-passw0rd', 'api_key=']) {
