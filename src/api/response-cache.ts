@@ -1,16 +1,11 @@
 // C1: successful tabular answers kept for up to 60 s, keyed by organization and resolved query.
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import type { AnswerCache, TabularAnswer } from '../domain/tabular-report.js';
 
-export interface CachedAnswer {
-  readonly body: string;
-  readonly truncated: boolean;
-}
-
-export interface ResponseCache {
-  get(key: string): Promise<CachedAnswer | undefined>;
-  set(key: string, answer: CachedAnswer): Promise<void>;
-}
+/** The answers kept are the core's (src/domain/tabular-report.ts), under its cache key. */
+export type CachedAnswer = TabularAnswer;
+export type ResponseCache = AnswerCache;
 
 export const CACHE_TTL_S = 60;
 
@@ -37,6 +32,14 @@ export class MemoryResponseCache implements ResponseCache {
  * drops it (its remaining TTL), so repeated requests skip the round trip (issue 9, item 5)
  * without any answer living longer than in Redis.
  */
+/** An answer read back from Redis, checked: anything else in the key is not used. */
+function toAnswer(value: unknown): CachedAnswer | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (!('body' in value) || typeof value.body !== 'string') return undefined;
+  if (!('truncated' in value) || typeof value.truncated !== 'boolean') return undefined;
+  return { body: value.body, truncated: value.truncated };
+}
+
 export class RedisResponseCache implements ResponseCache {
   private readonly local = new MemoryResponseCache();
   private readonly near = new LRUCache<string, CachedAnswer>({
@@ -60,7 +63,8 @@ export class RedisResponseCache implements ResponseCache {
       if (read?.[0]) throw read[0];
       const stored = read?.[1];
       if (typeof stored !== 'string') return undefined;
-      const answer = JSON.parse(stored) as CachedAnswer;
+      const answer = toAnswer(JSON.parse(stored));
+      if (!answer) return undefined; // not ours (another version's layout): computed afresh
       // Counted from the request, not the reply: the copy never outlives the Redis entry.
       const leftMs = Number(ttl?.[1]) - (performance.now() - asked);
       if (leftMs >= 1) this.near.set(key, answer, { ttl: Math.floor(leftMs) });

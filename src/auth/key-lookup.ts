@@ -43,7 +43,12 @@ export function batchedKeyLookup(db: Queryable): KeyLookup {
            WHERE k.key_hash = ANY($1::bytea[])`,
           [[...batch.keys()].map((hex) => Buffer.from(hex, 'hex'))],
         );
-        const found = new Map(rows.map((row) => [(row.key_hash as Buffer).toString('hex'), row]));
+        const found = new Map(
+          rows.map((row) => [
+            Buffer.isBuffer(row.key_hash) ? row.key_hash.toString('hex') : String(row.key_hash),
+            row,
+          ]),
+        );
         for (const [hash, waiters] of batch) for (const w of waiters) w.resolve(found.get(hash));
       } catch (error) {
         for (const waiters of batch.values()) for (const w of waiters) w.reject(error);

@@ -138,6 +138,9 @@ export async function* physicalLines(
   for await (const batch of physicalLineBatches(input, maxBytes)) yield* batch;
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** NDJSON: one JSON object a line, in batches (those of physicalLineBatches). */
 export async function* readNdjsonBatches(input: Readable): AsyncGenerator<ReadEntry[]> {
   let line = 0;
@@ -160,8 +163,8 @@ export async function* readNdjsonBatches(input: Readable): AsyncGenerator<ReadEn
         entries.push({ line, error: { field: LINE_FIELD, message } });
         continue;
       }
-      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-        entries.push({ line, record: value as Record<string, unknown> });
+      if (isRecord(value)) {
+        entries.push({ line, record: value });
       } else {
         entries.push({ line, error: { field: LINE_FIELD, message: 'un objet JSON par ligne attendu' } });
       }
