@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Database } from '../db/database.js';
 import { errorFields, AppError } from '../errors.js';
 import { importOrderFile } from './import.js';
-import { HEARTBEAT_MS, INTERRUPTED, createJob, finishJob } from './jobs.js';
+import { FAILED, HEARTBEAT_MS, INTERRUPTED, createJob, finishJob } from './jobs.js';
 
 const SPOOL_PREFIX = 'sales-metrics-upload-';
 
@@ -79,8 +79,7 @@ export class BackgroundImports {
         });
       } catch (error) {
         this.onError(error, next.jobId);
-        const message = 'Import échoué : une erreur interne l’a arrêté, aucune commande n’a été importée.';
-        await finishJob(this.db, next.organizationId, next.jobId, { state: 'failed', message }).catch(
+        await finishJob(this.db, next.organizationId, next.jobId, { state: 'failed', message: FAILED }).catch(
           () => undefined,
         );
       } finally {

@@ -21,6 +21,7 @@ import {
 } from './read-orders.js';
 import { customerKeyOf } from './customer.js';
 import {
+  FAILED,
   HEARTBEAT_MS,
   beat,
   createJob,
@@ -96,7 +97,7 @@ const ORDER_COLUMNS = STAGED.slice(1).map(([column]) => column);
 // batch, its rows parsed by the server without a bound parameter or a plan.
 const COPY_STAGED = `COPY import_staging (organization_id, import_id, line, ${STAGED.map(([column]) => column).join(', ')}) FROM STDIN`;
 
-const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_SPECIAL = /[\\\t\n\r]/g;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /**
@@ -107,7 +108,7 @@ const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': 
 export function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
   const text = String(value);
-  return COPY_SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] ?? c) : text;
+  return text.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c);
 }
 
 const CONNECT_STORES = `
@@ -323,11 +324,12 @@ async function importEntries(
     return result;
   } finally {
     if (!finished) {
-      const message = 'Import échoué : une erreur interne l’a arrêté, aucune commande n’a été importée.';
-      await finishJob(db, organizationId, importId, { state: 'failed', message }).catch(() => undefined);
+      await finishJob(db, organizationId, importId, { state: 'failed', message: FAILED }).catch(
+        () => undefined,
+      );
     }
     // I1: a refused or failed import leaves nothing behind (best effort: the database may be gone;
-    // DISCARD_ABANDONED then clears the rows a day later).
+    // then the next import of the organization, or the next start, clears them: recoverInterruptedImports).
     if (!merged) {
       await staging.settle();
       await discardStaged(db, organizationId, importId).catch(() => undefined);

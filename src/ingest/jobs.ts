@@ -37,6 +37,7 @@ const STALE_AFTER_S = 60;
 /** Errors kept in the job row for its page. */
 export const JOB_ERRORS_KEPT = 200;
 export const INTERRUPTED = 'Import interrompu (processus arrêté) : aucune commande n’a été importée.';
+export const FAILED = 'Import échoué : une erreur interne l’a arrêté, aucune commande n’a été importée.';
 
 const COLUMNS = `id, organization_id, origin, file_name, state, lines_read, orders_per_second, imported,
   updated, rejected, error_count, errors, message, created_at, finished_at`;
