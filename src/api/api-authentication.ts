@@ -18,7 +18,7 @@ declare module 'fastify' {
 
 const AUTH_FAILURE_WINDOW_MS = 60_000; // R2: the count is configurable, the window is not
 
-export function limitHeaders(reply: FastifyReply, limit: number, remaining: number, resetS: number): void {
+function limitHeaders(reply: FastifyReply, limit: number, remaining: number, resetS: number): void {
   reply.header('x-ratelimit-limit', String(limit));
   reply.header('x-ratelimit-remaining', String(Math.max(0, remaining)));
   reply.header('x-ratelimit-reset', String(resetS));

@@ -71,18 +71,21 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       const zones = await deps.timeZones();
       const query = parseTabularQuery(request.query, { isTimeZone: (name) => zones.has(name) });
       // A client that goes away cancels a computation and frees its slot (finding 6).
-      const gone = new AbortController();
-      const onClose = () => {
-        if (!reply.raw.writableFinished)
-          gone.abort(new AppError('SERVICE_BUSY', 'Requête abandonnée par le client'));
+      const whileComputing = () => {
+        const gone = new AbortController();
+        const onClose = () => {
+          if (!reply.raw.writableFinished)
+            gone.abort(new AppError('SERVICE_BUSY', 'Requête abandonnée par le client'));
+        };
+        reply.raw.once('close', onClose);
+        return { signal: gone.signal, done: () => reply.raw.off('close', onClose) };
       };
-      reply.raw.once('close', onClose);
       const answer = await runTabularReport(
         { engine: deps.engine, cache: deps.cache },
         organization,
         query,
-        gone.signal,
-      ).finally(() => reply.raw.off('close', onClose));
+        whileComputing,
+      );
       reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`);
       if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6
       return reply.type('application/json; charset=utf-8').send(answer.body);

@@ -26,12 +26,6 @@ export class MemoryResponseCache implements ResponseCache {
   }
 }
 
-/**
- * C1 shared by every instance (R3); the instance's own memory while Redis is unreachable.
- * An answer read from or written to Redis is also kept in this instance until the moment Redis
- * drops it (its remaining TTL), so repeated requests skip the round trip (issue 9, item 5)
- * without any answer living longer than in Redis.
- */
 /** An answer read back from Redis, checked: anything else in the key is not used. */
 function toAnswer(value: unknown): CachedAnswer | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -40,6 +34,12 @@ function toAnswer(value: unknown): CachedAnswer | undefined {
   return { body: value.body, truncated: value.truncated };
 }
 
+/**
+ * C1 shared by every instance (R3); the instance's own memory while Redis is unreachable.
+ * An answer read from or written to Redis is also kept in this instance until the moment Redis
+ * drops it (its remaining TTL), so repeated requests skip the round trip (issue 9, item 5)
+ * without any answer living longer than in Redis.
+ */
 export class RedisResponseCache implements ResponseCache {
   private readonly local = new MemoryResponseCache();
   private readonly near = new LRUCache<string, CachedAnswer>({

@@ -19,7 +19,7 @@ export interface AnswerCache {
 }
 
 /** C1's key, plus the Report settings, so that a settings change is never hidden by a cached answer. */
-export function tabularCacheKey(organization: Organization, q: TabularQuery): string {
+function tabularCacheKey(organization: Organization, q: TabularQuery): string {
   const { excludedStatuses, deductions } = organization.settings;
   return JSON.stringify([
     organization.id,
@@ -34,16 +34,25 @@ export function tabularCacheKey(organization: Organization, q: TabularQuery): st
   ]);
 }
 
+/**
+ * Called only when an answer must be computed (a cached one needs none): the signal that cancels
+ * the computation, and what to call once it has ended.
+ */
+export type Cancellation = () => { readonly signal: AbortSignal; readonly done: () => void };
+
 export async function runTabularReport(
   deps: { readonly engine: ReportEngine; readonly cache: AnswerCache },
   organization: Organization,
   query: TabularQuery,
-  signal?: AbortSignal,
+  cancellation?: Cancellation,
 ): Promise<TabularAnswer> {
   const key = tabularCacheKey(organization, query);
   const cached = await deps.cache.get(key);
   if (cached) return cached;
-  const { rows, truncated } = await deps.engine.run(planReport(query, organization), signal);
+  const cancel = cancellation?.();
+  const { rows, truncated } = await deps.engine
+    .run(planReport(query, organization), cancel?.signal)
+    .finally(() => cancel?.done());
   const body = {
     dimensions: query.dimensions,
     metrics: query.metrics,

@@ -6,7 +6,7 @@
 // form body (64 KiB). The rules a person can break (a key name too long, too many statuses, a bad
 // date) stay in the core functions, which answer in French next to the field; a request that
 // breaks a schema was not sent by our pages and gets the generic "Requête invalide" page.
-import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
+import { Type, type TSchema } from '@fastify/type-provider-typebox';
 
 export const FORM_BODY_LIMIT = 64 * 1024;
 
@@ -37,6 +37,3 @@ export const ReportSettingsForm = form({ excluded: ticked(), deductions: ticked(
 export const RevenueQuery = query({ from: text(), to: text() });
 
 export const AddStoreForm = form({ address: text() });
-
-export type LoginFormBody = Static<typeof LoginForm>;
-export type SignUpFormBody = Static<typeof SignUpForm>;

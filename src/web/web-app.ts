@@ -22,6 +22,7 @@ import { keyPages } from './key-pages.js';
 import { settingsPages } from './settings-pages.js';
 import { revenuePage } from './revenue-page.js';
 import { storePages } from './store-pages.js';
+import { FORM_BODY_LIMIT } from './forms.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,7 +64,7 @@ const derivedKey = (secret: Buffer, purpose: string): Buffer =>
 
 export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void> {
   await app.register(cookie);
-  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  await app.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
   // CSRF tokens bound to the session (finding 5): the secret cookie alone is not enough, since a
   // page on a sibling origin of the same site can plant it; the token also carries an HMAC, keyed
   // from SECRET_KEY, of the session cookie, which no other origin knows. Signed-out forms (login,
