@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { METRICS } from '../src/catalog.js';
 import { generateDemoOrders } from '../src/demo/generate.js';
-import { BIN, freePort, runCli } from '../test/helpers/processes.js';
+import { BIN, cliJson, freePort } from '../test/helpers/processes.js';
 import { startRedis, type TestRedis } from '../test/helpers/redis.js';
 
 const orders = Number(process.argv[2] ?? 300_000);
@@ -188,11 +188,7 @@ async function measure(label: string, env: Record<string, string>, key: string):
 }
 
 async function prepare(env: Record<string, string>, file: string): Promise<string> {
-  const cli = async (...args: string[]) => {
-    const result = await runCli([...args, '--json'], env);
-    if (result.code !== 0) throw new Error(`sales-metrics ${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
-  };
+  const cli = cliJson(env);
   await cli('migrate');
   await cli('org', 'create', '--name', 'Bench');
   await cli('subscription', 'set', '--org', 'bench', '--state', 'active');

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { generateDemoOrders } from '../src/demo/generate.js';
-import { runCli, startServer, type ServerProcess } from '../test/helpers/processes.js';
+import { cliJson, type ServerProcess, startServer } from '../test/helpers/processes.js';
 import { startRedis, type TestRedis } from '../test/helpers/redis.js';
 
 const seconds = Number(process.argv[2] ?? 10);
@@ -157,11 +157,7 @@ try {
     RATE_LIMIT_MAX: '1000000000',
     LOG_LEVEL: 'warn',
   };
-  const cli = async (...args: string[]) => {
-    const result = await runCli([...args, '--json'], env);
-    if (result.code !== 0) throw new Error(`sales-metrics ${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
-  };
+  const cli = cliJson(env);
   await cli('migrate');
   await cli('org', 'create', '--name', 'Load');
   await cli('subscription', 'set', '--org', 'load', '--state', 'active');

@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { METRICS } from '../src/catalog.js';
 import { generateDemoOrders } from '../src/demo/generate.js';
-import { runCli, startServer, type ServerProcess } from '../test/helpers/processes.js';
+import { cliJson, type ServerProcess, startServer } from '../test/helpers/processes.js';
 
 const target = Number(process.argv[2] ?? 1_000_000);
 if (!(Number.isInteger(target) && target >= 1000)) throw new Error('usage: bench:reports [orders ≥ 1000]');
@@ -174,11 +174,7 @@ async function cachedRps(server: ServerProcess, key: string, query: string): Pro
 }
 
 async function bench(engine: 'embedded' | 'postgres', env: Record<string, string>): Promise<Measured> {
-  const cli = async (...args: string[]) => {
-    const result = await runCli([...args, '--json'], env);
-    if (result.code !== 0) throw new Error(`sales-metrics ${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
-  };
+  const cli = cliJson(env);
   await cli('migrate');
   await cli('org', 'create', '--name', 'Bench');
   await cli('subscription', 'set', '--org', 'bench', '--state', 'active');

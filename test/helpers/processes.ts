@@ -26,6 +26,15 @@ export function runCli(args: string[], env: Record<string, string>, stdin?: stri
   });
 }
 
+/** The `sales-metrics` command with --json on env's database: its parsed answer, or a thrown error. */
+export function cliJson(env: Record<string, string>) {
+  return async (...args: string[]): Promise<Record<string, unknown>> => {
+    const result = await runCli([...args, '--json'], env);
+    if (result.code !== 0) throw new Error(`sales-metrics ${args.join(' ')}: ${result.stderr}`);
+    return JSON.parse(result.stdout) as Record<string, unknown>;
+  };
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = net.createServer();
