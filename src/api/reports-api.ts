@@ -10,7 +10,8 @@ import { appError, AppError } from '../errors.js';
 import type { ApiCaller } from '../auth/authenticate.js';
 import { runTabularReport } from '../domain/tabular-report.js';
 import type { ReportEngine } from '../metrics/engine.js';
-import { parseTabularQuery } from '../query/parse.js';
+import { parseFormat, parseTabularQuery, type Format } from '../query/parse.js';
+import Negotiator from 'negotiator';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -29,6 +30,23 @@ export interface ReportsApiDeps {
 }
 
 const CATALOG_BODY = JSON.stringify({ dimensions: DIMENSIONS, metrics: METRICS }); // G1
+
+const CONTENT_TYPES: Readonly<Record<Format, string>> = {
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+};
+
+/**
+ * V1: `format` when given, else CSV when the Accept header names text/csv and prefers it to JSON;
+ * JSON otherwise (no Accept, `*\/*`, `text/*`, or types the API does not make: as before V1).
+ */
+function answerFormat(query: Record<string, string | string[]>, accept: string | undefined): Format {
+  const asked = parseFormat(query);
+  if (asked) return asked;
+  if (accept === undefined || !accept.toLowerCase().includes('text/csv')) return 'json';
+  const best = new Negotiator({ headers: { accept } }).mediaType(['application/json', 'text/csv']);
+  return best === 'text/csv' ? 'csv' : 'json';
+}
 
 export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Promise<void> {
   const { config } = deps;
@@ -70,6 +88,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       const { organization } = callerOf(request);
       const zones = await deps.timeZones();
       const query = parseTabularQuery(request.query, { isTimeZone: (name) => zones.has(name) });
+      const format = answerFormat(request.query, request.headers.accept);
       // A client that goes away cancels a computation and frees its slot (finding 6).
       const whileComputing = () => {
         const gone = new AbortController();
@@ -84,11 +103,12 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
         { engine: deps.engine, cache: deps.cache },
         organization,
         query,
+        format,
         whileComputing,
       );
-      reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`);
-      if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6
-      return reply.type('application/json; charset=utf-8').send(answer.body);
+      reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`).header('vary', 'Accept');
+      if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6, O1
+      return reply.type(CONTENT_TYPES[format]).send(answer.body);
     },
   );
 }

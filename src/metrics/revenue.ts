@@ -4,7 +4,7 @@
 // revenue by the one definition (S2), sums exact and rounded once (M1).
 import type { Deduction, MetricId, ReportSettings } from '../catalog.js';
 import { addDays } from '../query/dates.js';
-import { MAX_LIMIT } from '../query/parse.js';
+import { MAX_LIMIT, NO_EXTENSIONS } from '../query/parse.js';
 import { requirePeriod } from '../query/period.js';
 import { planReport } from '../query/plan.js';
 import type { ReportEngine, ReportRow } from './engine.js';
@@ -67,7 +67,7 @@ export async function revenueReport(
   const byDay = async (metrics: MetricId[], deductions: readonly Deduction[]) => {
     const settings = { excludedStatuses: organization.settings.excludedStatuses, deductions };
     const plan = planReport(
-      { dimensions: ['date'], metrics, from: first, to, timezone: 'UTC', limit: MAX_LIMIT },
+      { dimensions: ['date'], metrics, from: first, to, timezone: 'UTC', limit: MAX_LIMIT, ...NO_EXTENSIONS },
       { id: organization.id, settings },
     );
     const { rows } = await engine.run(plan);

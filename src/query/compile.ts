@@ -2,6 +2,8 @@
 // expressions come only from the fixed tables below (an allow-list keyed by catalog ids).
 // Tenancy is enforced here: every statement filters each table by the plan's organization.
 import type { DimensionId, MetricId } from '../catalog.js';
+import { GRANULARITIES, type Granularity } from './dates.js';
+import { FILTER_DIMENSIONS } from './parse.js';
 import { netRevenueSql } from './net-revenue.js';
 import type { ReportPlan } from './plan.js';
 
@@ -22,10 +24,15 @@ interface Context {
   start: string;
   timezone: string;
   net: string;
+  granularity: Granularity;
 }
 
 const DIMENSION_SQL: Record<DimensionId, (c: Context) => string> = {
-  date: (c) => `to_char(o.created_at AT TIME ZONE ${c.timezone}, 'YYYY-MM-DD')`,
+  // G2: date_trunc's week starts on Monday (ISO); the unit is one of GRANULARITIES, never the client's text.
+  date: (c) =>
+    c.granularity === 'day'
+      ? `to_char(o.created_at AT TIME ZONE ${c.timezone}, 'YYYY-MM-DD')`
+      : `to_char(date_trunc('${c.granularity}', o.created_at AT TIME ZONE ${c.timezone}), 'YYYY-MM-DD')`,
   store: () => 's.address',
   country: () => `coalesce(o.billing_country, 'Unknown')`,
   // U3: a property of the customer for the whole period.
@@ -55,10 +62,12 @@ const METRIC_SQL: Record<MetricId, (c: Context) => string> = {
 export function compileReport(plan: ReportPlan): CompiledQuery {
   const params = new Params();
   const organization = params.bind(plan.organizationId, 'bigint');
+  if (!GRANULARITIES.includes(plan.granularity)) throw new RangeError(`granularity ${plan.granularity}`);
   const context: Context = {
     start: params.bind(plan.periodStart, 'timestamptz'),
     timezone: plan.dimensions.includes('date') ? params.bind(plan.timezone, 'text') : '',
     net: netRevenueSql(plan.settings.deductions),
+    granularity: plan.granularity,
   };
   const end = params.bind(plan.periodEnd, 'timestamptz');
   const excluded = params.bind(plan.settings.excludedStatuses, 'text[]');
@@ -67,8 +76,13 @@ export function compileReport(plan: ReportPlan): CompiledQuery {
     ...plan.dimensions.map((id) => `${DIMENSION_SQL[id](context)} AS "${id}"`),
     ...plan.metrics.map((id) => `${METRIC_SQL[id](context)} AS "${id}"`),
   ];
+  // F1: a row's value, as the dimension shows it, is one of the filter's values.
+  const filters = FILTER_DIMENSIONS.flatMap((id) => {
+    const values = plan.filters[id];
+    return values ? [`  AND ${DIMENSION_SQL[id](context)} = ANY (${params.bind(values, 'text[]')})`] : [];
+  });
   const from = ['orders o'];
-  if (plan.dimensions.includes('store')) {
+  if (plan.dimensions.includes('store') || plan.filters.store) {
     from.push('JOIN stores s ON s.organization_id = o.organization_id AND s.id = o.store_id');
   }
   if (plan.needsFirstOrders) {
@@ -81,14 +95,17 @@ export function compileReport(plan: ReportPlan): CompiledQuery {
     `FROM ${from.join(' ')}`,
     `WHERE o.organization_id = ${organization} AND o.created_at >= ${context.start} AND o.created_at < ${end}`,
     `  AND o.status <> ALL (${excluded})`, // S1
+    ...filters,
   ];
-  if (plan.dimensions.length === 0) return { sql: grouped.join('\n'), params: params.values }; // T5
+  // O1: the first `offset` rows are skipped, the totals row (T5) included.
+  const offset = plan.offset > 0 ? ` OFFSET ${params.bind(plan.offset, 'integer')}` : '';
+  if (plan.dimensions.length === 0) return { sql: grouped.join('\n') + offset, params: params.values }; // T5
   grouped.push(`GROUP BY ${plan.dimensions.map((_, i) => i + 1).join(', ')}`);
   // T3: by code point (the "C" collation), first dimension first; T6: one extra row reveals truncation.
   const order = plan.dimensions.map((id) => `"${id}" COLLATE "C"`).join(', ');
   const limit = params.bind(plan.limit + 1, 'integer');
   return {
-    sql: `SELECT * FROM (\n${grouped.join('\n')}\n) AS report ORDER BY ${order} LIMIT ${limit}`,
+    sql: `SELECT * FROM (\n${grouped.join('\n')}\n) AS report ORDER BY ${order} LIMIT ${limit}${offset}`,
     params: params.values,
   };
 }

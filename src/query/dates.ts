@@ -51,3 +51,40 @@ export function earliestFrom(to: string): string {
 export function dayStart(day: string): string {
   return `${day}T00:00:00Z`;
 }
+
+/** G2: the `date` dimension's buckets. */
+export const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+
+/**
+ * G2: the first day of the bucket a local day falls in — itself, the Monday of its ISO week, the
+ * first of its month, quarter or year — as PostgreSQL's date_trunc gives it.
+ */
+export function bucketStart(day: string, granularity: Granularity): string {
+  switch (granularity) {
+    case 'day':
+      return day;
+    case 'week': {
+      const weekday = toDate(day).getUTCDay(); // 0 = Sunday
+      return addDays(day, -((weekday + 6) % 7));
+    }
+    case 'month':
+      return `${day.slice(0, 8)}01`;
+    case 'quarter': {
+      const month = Math.floor((Number(day.slice(5, 7)) - 1) / 3) * 3 + 1;
+      return `${day.slice(0, 5)}${String(month).padStart(2, '0')}-01`;
+    }
+    case 'year':
+      return `${day.slice(0, 5)}01-01`;
+  }
+}
+
+/** G2: the first day of the bucket after the one starting on `start`. */
+export function nextBucketStart(start: string, granularity: Granularity): string {
+  const months = { month: 1, quarter: 3, year: 12 } as const;
+  if (granularity === 'day') return addDays(start, 1);
+  if (granularity === 'week') return addDays(start, 7);
+  const date = toDate(start);
+  date.setUTCMonth(date.getUTCMonth() + months[granularity], 1);
+  return fromDate(date);
+}

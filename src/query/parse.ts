@@ -1,6 +1,7 @@
 // Step 1 of the pipeline: the raw query string into a checked TabularQuery (SPEC section 6).
 import { isDimensionId, isMetricId, type DimensionId, type MetricId } from '../catalog.js';
 import { AppError, appError, ERROR_KINDS, invalidParameter } from '../errors.js';
+import { GRANULARITIES, type Granularity } from './dates.js';
 import { requirePeriod } from './period.js';
 
 export type RawQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -14,7 +15,31 @@ export interface TabularQuery {
   /** As the request gave it (P5). */
   readonly timezone: string;
   readonly limit: number;
+  /** F1: per filterable dimension, the values a row must have one of (AND across dimensions). */
+  readonly filters: Filters;
+  /** G2: the `date` dimension's bucket. */
+  readonly granularity: Granularity;
+  /** O1: rows skipped, in T3 order, before `limit` applies. */
+  readonly offset: number;
 }
+
+/** F1: the dimensions a report can be filtered on. */
+export const FILTER_DIMENSIONS = ['store', 'country', 'customer_type', 'status'] as const;
+export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+export type Filters = Readonly<Partial<Record<FilterDimension, readonly string[]>>>;
+export const FILTER_PREFIX = 'filter.';
+/** F1: values of one filter at most (the URL's own bound, 16 KiB of headers, comes first). */
+export const MAX_FILTER_VALUES = 1_000;
+
+/** Section 14's parameters at their defaults: a request without them answers as sections 6–11 say. */
+export const NO_EXTENSIONS = { filters: {}, granularity: 'day', offset: 0 } as const satisfies Pick<
+  TabularQuery,
+  'filters' | 'granularity' | 'offset'
+>;
+
+/** V1: the body's format. */
+export const FORMATS = ['json', 'csv'] as const;
+export type Format = (typeof FORMATS)[number];
 
 export interface ParseContext {
   /** Today's UTC day, the default `to` (P3). */
@@ -25,6 +50,7 @@ export interface ParseContext {
 
 export const DEFAULT_LIMIT = 10_000;
 export const MAX_LIMIT = 100_000;
+export const MAX_OFFSET = 10_000_000;
 
 /** P1: comma-separated ids, trimmed, empties dropped, duplicates removed keeping the first. */
 export function parseIdList(value: string | readonly string[] | undefined): string[] {
@@ -54,10 +80,73 @@ function limit(raw: RawQuery): number {
   return value;
 }
 
+function offset(raw: RawQuery): number {
+  const text = single(raw, 'offset');
+  if (text === undefined) return 0;
+  const value = /^[0-9]{1,8}$/.test(text) ? Number(text) : NaN;
+  if (!(value >= 0 && value <= MAX_OFFSET)) {
+    throw invalidParameter('offset', text, `entier de 0 à ${MAX_OFFSET} attendu`);
+  }
+  return value;
+}
+
+const isGranularity = (text: string): text is Granularity => GRANULARITIES.some((g) => g === text);
+
+function granularity(raw: RawQuery): Granularity {
+  const text = single(raw, 'granularity');
+  if (text === undefined) return 'day';
+  if (!isGranularity(text))
+    throw invalidParameter('granularity', text, `${GRANULARITIES.join(', ')} attendu`);
+  return text;
+}
+
+const isFilterDimension = (id: string): id is FilterDimension => FILTER_DIMENSIONS.some((d) => d === id);
+
+/** F1: `filter.X` parameters; the X that are not filterable dimensions, in request order. */
+function filters(raw: RawQuery): { filters: Filters; unknown: string[] } {
+  const found: Partial<Record<FilterDimension, readonly string[]>> = {};
+  const unknown: string[] = [];
+  for (const [name, value] of Object.entries(raw)) {
+    if (!name.startsWith(FILTER_PREFIX) || value === undefined) continue;
+    const id = name.slice(FILTER_PREFIX.length);
+    if (!isFilterDimension(id)) {
+      unknown.push(id);
+      continue;
+    }
+    const values = parseIdList(value);
+    if (values.length === 0) {
+      throw invalidParameter(
+        name,
+        typeof value === 'string' ? value : value.join(','),
+        'au moins une valeur attendue, séparées par des virgules',
+      );
+    }
+    if (values.length > MAX_FILTER_VALUES) {
+      throw invalidParameter(name, values.slice(0, 3).join(','), `au plus ${MAX_FILTER_VALUES} valeurs`);
+    }
+    found[id] = values;
+  }
+  const ordered: Partial<Record<FilterDimension, readonly string[]>> = {};
+  for (const id of FILTER_DIMENSIONS) if (found[id]) ordered[id] = found[id];
+  return { filters: ordered, unknown };
+}
+
+/** V1: `format`, when the request gives one (the Accept header decides otherwise). */
+export function parseFormat(raw: RawQuery): Format | undefined {
+  const text = single(raw, 'format');
+  if (text === undefined) return undefined;
+  if (!FORMATS.some((f) => f === text))
+    throw invalidParameter('format', text, `${FORMATS.join(' ou ')} attendu`);
+  return text === 'csv' ? 'csv' : 'json';
+}
+
 export function parseTabularQuery(raw: RawQuery, context: ParseContext): TabularQuery {
   const dimensionIds = parseIdList(raw.dimensions);
   const metricIds = parseIdList(raw.metrics);
-  const unknownDimensions = dimensionIds.filter((id) => !isDimensionId(id));
+  const filtered = filters(raw);
+  const unknownDimensions = [
+    ...new Set([...dimensionIds.filter((id) => !isDimensionId(id)), ...filtered.unknown]),
+  ];
   const unknownMetrics = metricIds.filter((id) => !isMetricId(id));
   if (unknownDimensions.length > 0 || unknownMetrics.length > 0) {
     throw new AppError('UNKNOWN_IDENTIFIERS', ERROR_KINDS.UNKNOWN_IDENTIFIERS.message(), {
@@ -84,5 +173,8 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     to,
     timezone,
     limit: limit(raw),
+    filters: filtered.filters,
+    granularity: granularity(raw),
+    offset: offset(raw),
   };
 }

@@ -1,8 +1,8 @@
 // Step 2: a checked query and the authenticated organization's settings into a plan that says
 // exactly what to compute. Pure, so a plan can be shown without a database (a dry run).
 import type { DimensionId, MetricId, ReportSettings } from '../catalog.js';
-import { addDays, dayStart } from './dates.js';
-import type { TabularQuery } from './parse.js';
+import { addDays, dayStart, type Granularity } from './dates.js';
+import type { Filters, TabularQuery } from './parse.js';
 
 export interface ReportPlan {
   /** Tenancy: the compiler filters every statement by this id. */
@@ -14,6 +14,12 @@ export interface ReportPlan {
   readonly periodEnd: string;
   readonly timezone: string;
   readonly limit: number;
+  /** F1: values each filtered dimension must have (AND across dimensions). */
+  readonly filters: Filters;
+  /** G2: the `date` dimension's bucket. */
+  readonly granularity: Granularity;
+  /** O1: rows skipped in T3 order before `limit`. */
+  readonly offset: number;
   readonly settings: ReportSettings;
   /** Customer type (U3) needs each customer's first counted order. */
   readonly needsFirstOrders: boolean;
@@ -33,8 +39,13 @@ export function planReport(
     periodEnd: dayStart(addDays(query.to, 1)),
     timezone: query.timezone,
     limit: query.limit,
+    filters: query.filters,
+    granularity: query.granularity,
+    offset: query.offset,
     settings: organization.settings,
     needsFirstOrders:
-      query.dimensions.includes('customer_type') || query.metrics.some((m) => FIRST_ORDER_METRICS.has(m)),
+      query.dimensions.includes('customer_type') ||
+      query.filters.customer_type !== undefined ||
+      query.metrics.some((m) => FIRST_ORDER_METRICS.has(m)),
   };
 }

@@ -3,7 +3,8 @@
 // microsecond either side of every quarter hour of DST days (the midnights of every zone), excluded
 // first orders, replaced orders, anonymous orders, amounts whose averages end on half cents, empty
 // periods, several stores and countries (missing, empty), statuses that sort differently by code
-// point than by UTF-16 unit, and a second organization with the same customers that must never leak.
+// point than by UTF-16 unit, and a second organization with the same customers that must never leak;
+// with section 14's filters (F1), granularities (G2) and offsets (O1) on a share of the plans.
 // Then: never stale (X1), memory budget and eviction.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +18,8 @@ import {
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine, type ReportEngine } from '../../src/metrics/engine.js';
-import { addDays } from '../../src/query/dates.js';
+import { addDays, GRANULARITIES } from '../../src/query/dates.js';
+import { NO_EXTENSIONS } from '../../src/query/parse.js';
 import { planReport, type ReportPlan } from '../../src/query/plan.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -157,6 +159,21 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
       timezone: fc.constantFrom(...ZONES),
       limit: fc.constantFrom(1, 2, 7, 100, 100_000),
       deductions: fc.subarray<Deduction>(['refunds', 'taxes', 'shipping', 'fees']),
+      // Section 14: F1 filters (values present and absent, `Unknown`), G2 granularity, O1 offset.
+      filters: fc.oneof(
+        fc.constant({}),
+        fc.record(
+          {
+            store: fc.subarray([...STORES, 'https://absent.example'], { minLength: 1 }),
+            country: fc.subarray(['FR', 'DE', 'US', 'us', 'Unknown', 'XX'], { minLength: 1 }),
+            customer_type: fc.subarray(['new', 'returning', 'anonymous', 'New'], { minLength: 1 }),
+            status: fc.subarray([...STATUSES, 'cancelled'], { minLength: 1 }),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
+      granularity: fc.constantFrom(...GRANULARITIES),
+      offset: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 3000 })),
     })
     .map((r) =>
       planReport(
@@ -167,6 +184,9 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
           to: addDays(r.first, r.length),
           timezone: r.timezone,
           limit: r.limit,
+          filters: r.filters,
+          granularity: r.granularity,
+          offset: r.offset,
         },
         { id: r.organizationId, settings: { excludedStatuses, deductions: r.deductions } },
       ),
@@ -238,6 +258,7 @@ describe('columnar engine against the SQL engine', () => {
         to: '2026-03-31',
         timezone: 'UTC',
         limit: 100,
+        ...NO_EXTENSIONS,
       },
       org,
     );
@@ -303,6 +324,7 @@ describe('columnar engine against the SQL engine', () => {
           to: '2025-12-31',
           timezone: 'Europe/Paris',
           limit: 1000,
+          ...NO_EXTENSIONS,
         },
         { id, settings: { excludedStatuses: [], deductions: ['refunds'] } },
       );

@@ -11,6 +11,8 @@ import type { ReportRow, ReportRows } from '../engine.js';
 import type { DayBuckets } from './day-buckets.js';
 import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero } from './exact.js';
 import { Groups } from './groups.js';
+import { bucketStart } from '../../query/dates.js';
+import type { Dictionary } from './exact.js';
 import type { Snapshot } from './snapshot.js';
 
 const DENSE_KEYS = 1 << 21;
@@ -33,18 +35,22 @@ interface DimensionKey {
   stride: number;
 }
 
+/** Each code's value ranked in T3 order; codes with the same value (days of one G2 bucket) share a digit. */
 function dimensionKey(id: DimensionId, values: readonly string[]): DimensionKey {
-  const order = values.map((_, code) => code);
-  order.sort((x, y) => compareCodePoints(values[x] as string, values[y] as string));
-  const ranks = new Float64Array(values.length);
-  order.forEach((code, rank) => (ranks[code] = rank));
-  return { id, sorted: order.map((code) => values[code] as string), weights: ranks, stride: 1 };
+  const sorted = [...new Set(values)].sort(compareCodePoints);
+  const rank = new Map(sorted.map((value, r) => [value, r]));
+  return { id, sorted, weights: Float64Array.from(values, (value) => rank.get(value) ?? 0), stride: 1 };
 }
 
-function valuesOf(id: DimensionId, snapshot: Snapshot, buckets: DayBuckets | undefined): readonly string[] {
+function valuesOf(
+  id: DimensionId,
+  plan: ReportPlan,
+  snapshot: Snapshot,
+  buckets: DayBuckets | undefined,
+): readonly string[] {
   switch (id) {
-    case 'date':
-      return buckets?.labels ?? [];
+    case 'date': // G2: each local day's bucket
+      return buckets?.labels.map((day) => bucketStart(day, plan.granularity)) ?? [];
     case 'store':
       return snapshot.stores.values;
     case 'country':
@@ -58,7 +64,7 @@ function valuesOf(id: DimensionId, snapshot: Snapshot, buckets: DayBuckets | und
 
 /** Key weights per dimension (zeros when not requested), or undefined when keys would pass 2^53. */
 function keyWeights(plan: ReportPlan, snapshot: Snapshot, buckets: DayBuckets | undefined) {
-  const keys = plan.dimensions.map((id) => dimensionKey(id, valuesOf(id, snapshot, buckets)));
+  const keys = plan.dimensions.map((id) => dimensionKey(id, valuesOf(id, plan, snapshot, buckets)));
   let stride = 1;
   for (let d = keys.length - 1; d >= 0; d--) {
     const key = keys[d] as DimensionKey;
@@ -95,6 +101,14 @@ export function executePlan(
     const code = snapshot.statuses.find(status);
     if (code !== undefined) excluded[code] = 1;
   }
+  // F1: 1 for the codes a row may have; S1's exclusions stay apart, for first orders (U2).
+  const storeKept = kept(snapshot.stores, plan.filters.store);
+  const countryKept = kept(snapshot.countries, plan.filters.country);
+  const statusKept = kept(snapshot.statuses, plan.filters.status);
+  for (let code = 0; code < excluded.length; code++) if (excluded[code]) statusKept[code] = 0;
+  const typeKept = Uint8Array.from(CUSTOMER_TYPES, (type) =>
+    plan.filters.customer_type === undefined || plan.filters.customer_type.includes(type) ? 1 : 0,
+  );
   // S2: net = total − refunds − (taxes − refunded taxes) − (shipping − refunded shipping) − fees,
   // each term present with its deduction, a refund deducted once.
   const has = (d: string): number => (plan.settings.deductions.some((x) => x === d) ? 1 : 0);
@@ -159,7 +173,13 @@ export function executePlan(
   };
   const counted = (i: number): boolean => {
     const t = s.seconds[i] as number;
-    return t >= start && t < end && excluded[s.status[i] as number] === 0; // T1, S1
+    return (
+      t >= start &&
+      t < end && // T1
+      statusKept[s.status[i] as number] === 1 && // S1, F1
+      storeKept[s.store[i] as number] === 1 &&
+      countryKept[s.country[i] as number] === 1
+    );
   };
 
   const runStart = s.runStart;
@@ -176,12 +196,25 @@ export function executePlan(
       }
       type = first < start ? RETURNING : NEW;
     }
+    if (typeKept[type] === 0) continue; // F1 on customer_type
     for (let i = from; i < to; i++) if (counted(i)) accumulate(i, type, customers ? c : -1);
   }
-  for (let i = runStart[s.customerCount] as number; i < s.orderCount; i++) {
-    if (counted(i)) accumulate(i, ANONYMOUS, -1);
+  if (typeKept[ANONYMOUS] === 1) {
+    for (let i = runStart[s.customerCount] as number; i < s.orderCount; i++) {
+      if (counted(i)) accumulate(i, ANONYMOUS, -1);
+    }
   }
   return shape(plan, weights.keys, groups, dense);
+}
+
+/** 1 for each code of the dictionary a filter keeps (all of them without a filter). */
+function kept(dictionary: Dictionary, values: readonly string[] | undefined): Uint8Array {
+  const mask = new Uint8Array(dictionary.values.length).fill(values === undefined ? 1 : 0);
+  for (const value of values ?? []) {
+    const code = dictionary.find(value);
+    if (code !== undefined) mask[code] = 1;
+  }
+  return mask;
 }
 
 /** Groups in T3 order into rows (T2), the first `limit` of them (T6); one totals row without dimensions (T5). */
@@ -191,8 +224,11 @@ function shape(
   groups: Groups,
   dense: Int32Array | undefined,
 ): ReportRows {
-  if (plan.dimensions.length === 0)
-    return { rows: [row(plan, keys, groups, groups.count > 0 ? 0 : -1)], truncated: false };
+  if (plan.dimensions.length === 0) {
+    // T5, O1: one totals row, skipped by any offset.
+    const rows = plan.offset > 0 ? [] : [row(plan, keys, groups, groups.count > 0 ? 0 : -1)];
+    return { rows, truncated: false };
+  }
   let order: ArrayLike<number>;
   if (dense) {
     const sorted = new Int32Array(groups.count);
@@ -207,10 +243,10 @@ function shape(
     byKey.sort((a, b) => (groups.keys[a] as number) - (groups.keys[b] as number));
     order = byKey;
   }
-  const truncated = order.length > plan.limit;
+  const end = Math.min(order.length, plan.offset + plan.limit); // O1, T6
+  const truncated = order.length > end;
   const rows: ReportRow[] = [];
-  for (let n = 0; n < Math.min(order.length, plan.limit); n++)
-    rows.push(row(plan, keys, groups, order[n] as number));
+  for (let n = plan.offset; n < end; n++) rows.push(row(plan, keys, groups, order[n] as number));
   return { rows, truncated };
 }
 

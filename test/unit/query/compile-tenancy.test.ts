@@ -2,25 +2,39 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS } from '../../../src/catalog.js';
 import { compileReport } from '../../../src/query/compile.js';
+import { NO_EXTENSIONS } from '../../../src/query/parse.js';
 import { planReport } from '../../../src/query/plan.js';
 import { tenantTablesWithoutFilter } from '../../helpers/tenancy.js';
 
-test('tenancy: for every combination of dimensions, every table of the compiled query is filtered by organization', () => {
+const EVERY_FILTER = { store: ['s'], country: ['FR'], customer_type: ['new'], status: ['completed'] };
+
+test('tenancy: for every combination of dimensions, with and without filters (F1), every table of the compiled query is filtered by organization', () => {
   const ids = DIMENSIONS.map((d) => d.id);
   let checked = 0;
   for (let mask = 0; mask < 1 << ids.length; mask++) {
     const dimensions = ids.filter((_, i) => mask & (1 << i));
     for (const metrics of [METRICS.map((m) => m.id), ['orders' as const], ['new_customers' as const]]) {
-      const plan = planReport(
-        { dimensions, metrics, from: '2026-01-01', to: '2026-01-31', timezone: 'UTC', limit: 10 },
-        { id: '1', settings: { excludedStatuses: [], deductions: DEFAULT_DEDUCTIONS } },
-      );
-      const { sql } = compileReport(plan);
-      assert.deepEqual(tenantTablesWithoutFilter(sql), [], sql);
-      checked++;
+      for (const filters of [{}, EVERY_FILTER, { store: ['s'] }, { customer_type: ['returning'] }]) {
+        const plan = planReport(
+          {
+            dimensions,
+            metrics,
+            from: '2026-01-01',
+            to: '2026-01-31',
+            timezone: 'UTC',
+            limit: 10,
+            ...NO_EXTENSIONS,
+            filters,
+          },
+          { id: '1', settings: { excludedStatuses: [], deductions: DEFAULT_DEDUCTIONS } },
+        );
+        const { sql } = compileReport(plan);
+        assert.deepEqual(tenantTablesWithoutFilter(sql), [], sql);
+        checked++;
+      }
     }
   }
-  assert.equal(checked, 96);
+  assert.equal(checked, 384);
 });
 
 test('the tenancy checker itself catches a missing filter', () => {

@@ -4,7 +4,7 @@ import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS, type Deduction } from '../../.
 import { compileReport } from '../../../src/query/compile.js';
 import { netRevenueSql } from '../../../src/query/net-revenue.js';
 import { planReport } from '../../../src/query/plan.js';
-import type { TabularQuery } from '../../../src/query/parse.js';
+import { NO_EXTENSIONS, type TabularQuery } from '../../../src/query/parse.js';
 
 const settings = { excludedStatuses: ['pending', 'failed'], deductions: DEFAULT_DEDUCTIONS };
 const query = (over: Partial<TabularQuery> = {}): TabularQuery => ({
@@ -14,6 +14,7 @@ const query = (over: Partial<TabularQuery> = {}): TabularQuery => ({
   to: '2026-03-31',
   timezone: 'Europe/Paris',
   limit: 100,
+  ...NO_EXTENSIONS,
   ...over,
 });
 

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addDays, earliestFrom, parseDay, todayUtc } from '../../../src/query/dates.js';
+import fc from 'fast-check';
+import {
+  addDays,
+  bucketStart,
+  earliestFrom,
+  GRANULARITIES,
+  nextBucketStart,
+  parseDay,
+  todayUtc,
+} from '../../../src/query/dates.js';
 
 test('P3: a day is exactly YYYY-MM-DD and exists in the calendar', () => {
   assert.equal(parseDay('2026-02-28'), '2026-02-28');
@@ -36,4 +45,36 @@ test('day arithmetic crosses months, years and leap days in UTC', () => {
   assert.equal(addDays('2026-11-22', -30), '2026-10-23');
   assert.equal(todayUtc(new Date('2026-11-22T23:59:59.999Z')), '2026-11-22');
   assert.equal(todayUtc(new Date('2026-11-22T23:30:00-01:00')), '2026-11-23');
+});
+
+test('G2: a bucket starts on the Monday of the ISO week, the first of the month, quarter or year', () => {
+  assert.equal(bucketStart('2026-01-04', 'week'), '2025-12-29'); // a Sunday: the week began last year
+  assert.equal(bucketStart('2026-01-05', 'week'), '2026-01-05'); // a Monday
+  assert.equal(bucketStart('2024-03-01', 'week'), '2024-02-26'); // across a leap day
+  assert.equal(bucketStart('2026-11-24', 'month'), '2026-11-01');
+  assert.equal(bucketStart('2026-11-24', 'quarter'), '2026-10-01');
+  assert.equal(bucketStart('2026-03-31', 'quarter'), '2026-01-01');
+  assert.equal(bucketStart('2026-07-01', 'quarter'), '2026-07-01');
+  assert.equal(bucketStart('2026-11-24', 'year'), '2026-01-01');
+  assert.equal(bucketStart('2026-11-24', 'day'), '2026-11-24');
+  assert.equal(nextBucketStart('2025-12-29', 'week'), '2026-01-05');
+  assert.equal(nextBucketStart('2026-11-01', 'month'), '2026-12-01');
+  assert.equal(nextBucketStart('2026-10-01', 'quarter'), '2027-01-01');
+  assert.equal(nextBucketStart('2024-01-01', 'year'), '2025-01-01');
+});
+
+test('G2: every day lies in exactly one bucket, [bucketStart, nextBucketStart), and weeks start on Mondays', () => {
+  const day = fc.integer({ min: 0, max: 40_000 }).map((n) => addDays('1990-01-01', n));
+  fc.assert(
+    fc.property(day, fc.constantFrom(...GRANULARITIES), (d, g) => {
+      const start = bucketStart(d, g);
+      const next = nextBucketStart(start, g);
+      assert.ok(start <= d && d < next, `${g} ${d}: ${start} .. ${next}`);
+      assert.equal(bucketStart(next, g), next);
+      assert.equal(bucketStart(addDays(next, -1), g), start);
+      if (g === 'week') assert.equal(new Date(`${start}T00:00:00Z`).getUTCDay(), 1);
+      if (g !== 'day' && g !== 'week') assert.equal(start.slice(8), '01');
+    }),
+    { numRuns: 3000, seed: 14 },
+  );
 });

@@ -1,0 +1,13 @@
+// V1: a report's rows as CSV (RFC 4180, CRLF line ends): a header line of the ids, dimensions then
+// metrics in request order, then the rows in the JSON answer's order with the same values (numbers
+// as JSON writes them: dot decimals, no thousands separators). A text cell that begins with `=`,
+// `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (csv-stringify's escape_formulas),
+// so that a spreadsheet never evaluates a store's status or address; numbers are not text cells.
+import { stringify } from 'csv-stringify/sync';
+import type { ReportRow } from '../metrics/engine.js';
+
+export function reportCsv(columns: readonly string[], rows: readonly ReportRow[]): string {
+  const records: (string | number)[][] = [[...columns]];
+  for (const row of rows) records.push(columns.map((id) => row[id] ?? ''));
+  return stringify(records, { record_delimiter: 'windows', escape_formulas: true });
+}
