@@ -20,6 +20,7 @@ import { ReportSlots } from './limits/report-slots.js';
 import { loadTimeZones } from './metrics/time-zones.js';
 import { errorBody, sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
+import { openApi } from './api/openapi.js';
 import { healthRoutes } from './api/health.js';
 import { webApp, webAssets } from './web/web-app.js';
 import { notFoundPage } from './web/not-found.js';
@@ -190,6 +191,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
   );
   app.decorate('reportEngine', engine);
+  await openApi(app); // on the root, before the routes it describes: it collects them as they are added
   await app.register(reportsApi, {
     config,
     db: deps.db,

@@ -1,22 +1,23 @@
 // The public read-only API (SPEC sections 6–11). Routes are thin: authenticate (api-authentication),
 // parse, call the core (runTabularReport), map the result or the error to HTTP.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import { DIMENSIONS, METRICS } from '../catalog.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
-import { appError, AppError } from '../errors.js';
+import { appError, AppError, invalidParameter } from '../errors.js';
 import type { ApiCaller } from '../auth/authenticate.js';
 import { runTabularReport } from '../domain/tabular-report.js';
 import type { ReportEngine } from '../metrics/engine.js';
-import { parseFormat, parseTabularQuery, type Format } from '../query/parse.js';
+import { parseFormat, parseTabularQuery, type Format, type RawQuery } from '../query/parse.js';
 import Negotiator from 'negotiator';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { apiAuthentication } from './api-authentication.js';
-import { TabularQuerystring } from './schemas.js';
+import { CATALOG_RESPONSES, rawQuery, schemaView, TABULAR_RESPONSES, TabularParameters } from './schemas.js';
+import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
 
 export interface ReportsApiDeps {
@@ -40,12 +41,19 @@ const CONTENT_TYPES: Readonly<Record<Format, string>> = {
  * V1: `format` when given, else CSV when the Accept header names text/csv and prefers it to JSON;
  * JSON otherwise (no Accept, `*\/*`, `text/*`, or types the API does not make: as before V1).
  */
-function answerFormat(query: Record<string, string | string[]>, accept: string | undefined): Format {
+function answerFormat(query: RawQuery, accept: string | undefined): Format {
   const asked = parseFormat(query);
   if (asked) return asked;
   if (accept === undefined || !accept.toLowerCase().includes('text/csv')) return 'json';
   const best = new Negotiator({ headers: { accept } }).mediaType(['application/json', 'text/csv']);
   return best === 'text/csv' ? 'csv' : 'json';
+}
+
+/** A query the schema refused though the parse step accepted it: the parameter at fault, in French. */
+function schemaRefusal(errors: readonly FastifySchemaValidationError[]) {
+  const first = errors[0];
+  const name = first?.instancePath.split('/')[1]?.replace(/~1/g, '/').replace(/~0/g, '~') ?? '';
+  return invalidParameter(name || 'requête', '', `refusé par le schéma de l’API : ${first?.message ?? ''}`);
 }
 
 export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Promise<void> {
@@ -73,22 +81,58 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
     return request.caller;
   };
 
-  app.get('/api/reports/catalog', { onRequest: authenticate }, async (_request, reply) =>
-    reply
-      .header('cache-control', `private, max-age=${CACHE_TTL_S}`)
-      .type('application/json; charset=utf-8')
-      .send(CATALOG_BODY),
+  app.get(
+    '/api/reports/catalog',
+    {
+      onRequest: authenticate,
+      config: {
+        docResponses: CATALOG_RESPONSES,
+        docOperation: {
+          summary: 'G1: the dimensions and metrics, with their French labels',
+          operationId: 'getCatalog',
+        },
+      },
+    },
+    async (_request, reply) =>
+      reply
+        .header('cache-control', `private, max-age=${CACHE_TTL_S}`)
+        .type('application/json; charset=utf-8')
+        .send(CATALOG_BODY),
   );
 
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+  // The schema reads the query with its lists split (schemaView); the parse step reads it as it came.
+  const rawQueries = new WeakMap<FastifyRequest, RawQuery>();
   typed.get(
     '/api/reports/tabular',
-    { onRequest: authenticate, schema: { querystring: TabularQuerystring } },
+    {
+      onRequest: authenticate,
+      schema: { querystring: TabularParameters },
+      attachValidation: true,
+      preValidation: async (request) => {
+        const raw = rawQuery(request.query);
+        rawQueries.set(request, raw);
+        Object.assign(request, { query: schemaView(raw) });
+      },
+      config: {
+        docResponses: TABULAR_RESPONSES,
+        docOperation: {
+          summary: 'The sales metrics table (sections 6, 7 and 14)',
+          operationId: 'getTabularReport',
+          description:
+            'Metrics per combination of dimension values over a period of UTC days, sorted, with filters, weekly to yearly buckets, paging and CSV.',
+        },
+      },
+    },
     async (request, reply) => {
       const { organization } = callerOf(request);
+      const raw = rawQueries.get(request) ?? {};
       const zones = await deps.timeZones();
-      const query = parseTabularQuery(request.query, { isTimeZone: (name) => zones.has(name) });
-      const format = answerFormat(request.query, request.headers.accept);
+      // The parse step's French message for whatever the schema refused (E1)…
+      const query = parseTabularQuery(raw, { isTimeZone: (name) => zones.has(name) });
+      const format = answerFormat(raw, request.headers.accept);
+      // …and a refusal of the schema's own should the two ever disagree (they are tested not to).
+      if (request.validationError) throw schemaRefusal(request.validationError.validation);
       // A client that goes away cancels a computation and frees its slot (finding 6).
       const whileComputing = () => {
         const gone = new AbortController();

@@ -55,6 +55,7 @@ export function dayStart(day: string): string {
 /** G2: the `date` dimension's buckets. */
 export const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
+export const isGranularity = (text: string): text is Granularity => GRANULARITIES.some((g) => g === text);
 
 /**
  * G2: the first day of the bucket a local day falls in — itself, the Monday of its ISO week, the

@@ -1,7 +1,7 @@
 // Step 1 of the pipeline: the raw query string into a checked TabularQuery (SPEC section 6).
 import { isDimensionId, isMetricId, type DimensionId, type MetricId } from '../catalog.js';
 import { AppError, appError, ERROR_KINDS, invalidParameter } from '../errors.js';
-import { GRANULARITIES, type Granularity } from './dates.js';
+import { GRANULARITIES, isGranularity, type Granularity } from './dates.js';
 import { requirePeriod } from './period.js';
 
 export type RawQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -89,8 +89,6 @@ function offset(raw: RawQuery): number {
   }
   return value;
 }
-
-const isGranularity = (text: string): text is Granularity => GRANULARITIES.some((g) => g === text);
 
 function granularity(raw: RawQuery): Granularity {
   const text = single(raw, 'granularity');
