@@ -37,7 +37,10 @@ function line(label: string, figures: Omit<RevenueDay, 'date'>): string {
   ].join(',');
 }
 
-/** The table: the header, one line per day in the report's order, then the `total` line. */
+/**
+ * The table: the header, one line per row in the report's order — a day, or the first day of a
+ * wider bucket (G2), as the API's `date` — then the `total` line.
+ */
 export function revenueCsv(report: RevenueReport): string {
   const lines = [REVENUE_CSV_HEADER];
   for (const day of report.days) {

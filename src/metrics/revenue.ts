@@ -1,16 +1,20 @@
-// The web application's Reports → Revenue page: one row per UTC day of the period and a totals
-// row, computed by the report engine the API uses (S3: no second money path), so the two agree to
-// the cent and the page is as fast as the API: same period (T1), same excluded statuses (S1), net
+// The web application's Reports → Revenue page: one row per UTC day, week, month, quarter or year
+// of the period (G2, as the API's `granularity`) and a totals row, computed by the report engine
+// the API uses (S3: no second money path), so the two agree to the cent and the page is as fast as the API: same period (T1), same excluded statuses (S1), net
 // revenue by the one definition (S2), sums exact and rounded once (M1).
 import type { Deduction, MetricId, ReportSettings } from '../catalog.js';
-import { addDays } from '../query/dates.js';
+import { bucketStart, nextBucketStart, type Granularity } from '../query/dates.js';
 import { MAX_LIMIT, NO_EXTENSIONS } from '../query/parse.js';
 import { requirePeriod } from '../query/period.js';
 import { planReport } from '../query/plan.js';
 import type { ReportEngine, ReportRow } from './engine.js';
 
+/** One row of the report: a UTC day, or with a wider granularity one bucket (G2). */
 export interface RevenueDay {
-  /** The UTC day, YYYY-MM-DD. */
+  /**
+   * The bucket's first UTC day, YYYY-MM-DD: the day itself, the Monday of its ISO week, the first
+   * of its month, quarter or year — the API's `date` value for the same granularity (G2).
+   */
   date: string;
   orders: number;
   /** Sum of `total`. */
@@ -31,7 +35,12 @@ export interface RevenueReport {
   /** The period used: `from` is moved up to the two-year cap like the API's (P4). */
   from: string;
   to: string;
-  /** Every UTC day of [from, to] in order, zeros for days without counted orders. */
+  granularity: Granularity;
+  /**
+   * Every bucket that meets [from, to], in order, zeros for buckets without counted orders. The
+   * period is not widened (G2): the first and last buckets may be partial, holding only the orders
+   * of their days inside the period, and the first one's `date` may precede `from`.
+   */
   days: RevenueDay[];
   totals: Omit<RevenueDay, 'date'>;
 }
@@ -52,7 +61,8 @@ const FIGURES: readonly (keyof Figures)[] = [
 const cents = (amount: unknown): number => Math.round(Number(amount ?? 0) * 100);
 
 /**
- * The per-day revenue table of the organization for the UTC days [from, to] (T1). Refunds and fees
+ * The revenue table of the organization for the UTC days [from, to] (T1), per day or per wider
+ * bucket (G2), the buckets worked out by the report engine exactly as for the API. Refunds and fees
  * are not catalog metrics: each is gross sales minus the net revenue with that one deduction
  * (S2: net = total − refund_total with `refunds` alone, total − fee_total with `fees` alone).
  */
@@ -61,22 +71,32 @@ export async function revenueReport(
   organization: { readonly id: string; readonly settings: ReportSettings },
   from: string,
   to: string,
+  granularity: Granularity = 'day',
 ): Promise<RevenueReport> {
   // The API's own rules (P3, P4): a bad day or order is its INVALID_PARAMETER; at most two years.
   const { from: first } = requirePeriod(from, to);
-  const byDay = async (metrics: MetricId[], deductions: readonly Deduction[]) => {
+  const byBucket = async (metrics: MetricId[], deductions: readonly Deduction[]) => {
     const settings = { excludedStatuses: organization.settings.excludedStatuses, deductions };
     const plan = planReport(
-      { dimensions: ['date'], metrics, from: first, to, timezone: 'UTC', limit: MAX_LIMIT, ...NO_EXTENSIONS },
+      {
+        dimensions: ['date'],
+        metrics,
+        from: first,
+        to,
+        timezone: 'UTC',
+        limit: MAX_LIMIT,
+        ...NO_EXTENSIONS,
+        granularity,
+      },
       { id: organization.id, settings },
     );
     const { rows } = await engine.run(plan);
     return new Map(rows.map((row) => [String(row.date), row]));
   };
   const [main, netOfRefunds, netOfFees] = await Promise.all([
-    byDay(['orders', 'gross_sales', 'net_revenue', 'taxes', 'shipping'], organization.settings.deductions),
-    byDay(['gross_sales', 'net_revenue'], ['refunds']),
-    byDay(['gross_sales', 'net_revenue'], ['fees']),
+    byBucket(['orders', 'gross_sales', 'net_revenue', 'taxes', 'shipping'], organization.settings.deductions),
+    byBucket(['gross_sales', 'net_revenue'], ['refunds']),
+    byBucket(['gross_sales', 'net_revenue'], ['fees']),
   ]);
 
   const deducted = (row: ReportRow | undefined): number =>
@@ -91,21 +111,25 @@ export async function revenueReport(
     netRevenue: 0,
   };
   const days: RevenueDay[] = [];
-  for (let day = first; day <= to; day = addDays(day, 1)) {
-    const row = main.get(day);
-    const dayCents: Record<keyof Figures, number> = {
+  for (
+    let start = bucketStart(first, granularity);
+    start <= to;
+    start = nextBucketStart(start, granularity)
+  ) {
+    const row = main.get(start);
+    const bucketCents: Record<keyof Figures, number> = {
       orders: Number(row?.orders ?? 0),
       grossSales: cents(row?.gross_sales),
-      refunds: deducted(netOfRefunds.get(day)),
+      refunds: deducted(netOfRefunds.get(start)),
       taxes: cents(row?.taxes),
       shipping: cents(row?.shipping),
-      fees: deducted(netOfFees.get(day)),
+      fees: deducted(netOfFees.get(start)),
       netRevenue: cents(row?.net_revenue),
     };
-    for (const figure of FIGURES) totalCents[figure] += dayCents[figure];
-    days.push({ date: day, ...amounts(dayCents) });
+    for (const figure of FIGURES) totalCents[figure] += bucketCents[figure];
+    days.push({ date: start, ...amounts(bucketCents) });
   }
-  return { from: first, to, days, totals: amounts(totalCents) };
+  return { from: first, to, granularity, days, totals: amounts(totalCents) };
 }
 
 function amounts(figures: Record<keyof Figures, number>): Figures {

@@ -34,6 +34,7 @@ export const RevokeKeyForm = form({ prefix: text() });
 export const SettingsQuery = query({ saved: text() });
 export const ReportSettingsForm = form({ excluded: ticked(), deductions: ticked() });
 
-export const RevenueQuery = query({ from: text(), to: text() });
+/** `granularity` is checked by the page against G2's values, and answered next to its field. */
+export const RevenueQuery = query({ from: text(), to: text(), granularity: text() });
 
 export const AddStoreForm = form({ address: text() });

@@ -1,9 +1,11 @@
-// The Revenue page's chart: net revenue and gross sales per day, as a self-contained SVG string
+// The Revenue page's chart: net revenue and gross sales per day, or per week, month, quarter or
+// year (G2: one point per bucket, at its first day), as a self-contained SVG string
 // (no script, no external style, no dependency). Accessible: role="img" with a <title> and an
 // aria-label that states the period and its totals. Responsive: a viewBox and width="100%".
 // Every text written into the document is escaped.
 import { escapeHtml } from './html.js';
 import type { RevenueDay } from '../metrics/revenue.js';
+import type { Granularity } from '../query/dates.js';
 
 export interface RevenueChartOptions {
   /** Drawing size in viewBox units (the SVG itself scales to its container's width). */
@@ -11,6 +13,8 @@ export interface RevenueChartOptions {
   height?: number;
   /** ISO 4217 code of the organization's currency, EUR by default. */
   currency?: string;
+  /** What each point is (G2): it names the axis labels, the title and the count. Day by default. */
+  granularity?: Granularity;
 }
 
 export const NET_COLOUR = '#1d4ed8'; // blue, solid line
@@ -18,7 +22,7 @@ export const GROSS_COLOUR = '#c2410c'; // orange, dashed line: the two differ wi
 
 const DEFAULT_WIDTH = 800;
 const DEFAULT_HEIGHT = 320;
-const MARKER_MAX_DAYS = 31; // dots on each day for short periods (and the only mark of a single day)
+const MARKER_MAX_DAYS = 31; // dots on each point for short series (and the only mark of a single one)
 const NICE_MANTISSAS = [1, 2, 2.5, 5];
 
 /** The same escaping as the pages' (the five XML special characters). */
@@ -112,27 +116,77 @@ function parseUtcDay(text: string): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-function dayFormatter(days: readonly RevenueDay[]): (text: string) => string {
+/** The words for a point of each granularity: the title's "par …", the count, one and several. */
+const UNITS: Record<Granularity, { per: string; one: string; many: string }> = {
+  day: { per: 'jour', one: 'jour', many: 'jours' },
+  week: { per: 'semaine', one: 'semaine', many: 'semaines' },
+  month: { per: 'mois', one: 'mois', many: 'mois' },
+  quarter: { per: 'trimestre', one: 'trimestre', many: 'trimestres' },
+  year: { per: 'année', one: 'année', many: 'années' },
+};
+
+const LONG_DAY = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'long', timeZone: 'UTC' });
+const MONTH_YEAR = new Intl.DateTimeFormat('fr-FR', { month: 'long', year: 'numeric', timeZone: 'UTC' });
+
+/**
+ * A bucket named in full from its first day: « 5 mars 2026 », « semaine du 2 mars 2026 »,
+ * « mars 2026 », « T1 2026 », « 2026 »; a text that is not a day is returned as it is.
+ */
+export function bucketLabel(text: string, granularity: Granularity = 'day'): string {
+  const date = parseUtcDay(text);
+  if (!date) return text;
+  switch (granularity) {
+    case 'day':
+      return LONG_DAY.format(date);
+    case 'week':
+      return `semaine du ${LONG_DAY.format(date)}`;
+    case 'month':
+      return MONTH_YEAR.format(date);
+    case 'quarter':
+      return `T${Math.floor(date.getUTCMonth() / 3) + 1} ${date.getUTCFullYear()}`;
+    case 'year':
+      return String(date.getUTCFullYear());
+  }
+}
+
+/** The x axis labels: short days (with the year when the series spans two), or bucket names. */
+function axisFormatter(days: readonly RevenueDay[], granularity: Granularity): (text: string) => string {
+  if (granularity === 'quarter' || granularity === 'year') return (text) => bucketLabel(text, granularity);
   const first = days[0]?.date.slice(0, 4);
   const last = days[days.length - 1]?.date.slice(0, 4);
-  const withYear = new Intl.DateTimeFormat('fr-FR', {
-    day: 'numeric',
-    month: 'short',
-    year: 'numeric',
-    timeZone: 'UTC',
-  });
-  const short = new Intl.DateTimeFormat('fr-FR', { day: 'numeric', month: 'short', timeZone: 'UTC' });
-  const axis = first === last ? short : withYear;
+  const sameYear = first === last;
+  const axis =
+    granularity === 'month'
+      ? new Intl.DateTimeFormat('fr-FR', { month: 'short', year: 'numeric', timeZone: 'UTC' })
+      : new Intl.DateTimeFormat('fr-FR', {
+          day: 'numeric',
+          month: 'short',
+          ...(sameYear ? {} : { year: 'numeric' }),
+          timeZone: 'UTC',
+        });
   return (text) => {
     const date = parseUtcDay(text);
     return date ? axis.format(date) : text;
   };
 }
 
-function longDay(text: string): string {
-  const date = parseUtcDay(text);
-  if (!date) return text;
-  return new Intl.DateTimeFormat('fr-FR', { dateStyle: 'long', timeZone: 'UTC' }).format(date);
+/** « du 1 mars au 10 mars 2026 », « de mars 2026 à mars 2028 », « en 2026 »… for the summary. */
+function periodText(days: readonly RevenueDay[], granularity: Granularity): string {
+  if (days.length === 0) return granularity === 'day' ? 'aucun jour' : 'aucune donnée';
+  const first = bucketLabel(days[0]?.date ?? '', granularity);
+  const last = bucketLabel(days[days.length - 1]?.date ?? '', granularity);
+  // French elision: « d’avril 2026 à août 2027 », « de mars 2026 à mars 2028 ».
+  const from = (label: string) => (/^[aeiouyàâéèêîôû]/i.test(label) ? `d’${label}` : `de ${label}`);
+  if (days.length === 1) {
+    if (granularity === 'day') return `le ${first}`;
+    if (granularity === 'week') return `la ${first}`;
+    return granularity === 'quarter' ? `au ${first}` : `en ${first}`;
+  }
+  if (granularity === 'day') return `du ${first} au ${last}`;
+  if (granularity === 'week')
+    return `des ${first.replace('semaine', 'semaines')} au ${last.slice('semaine du '.length)}`;
+  if (granularity === 'quarter') return `du ${first} au ${last}`;
+  return `${from(first)} à ${last}`;
 }
 
 /** Indices of the days that get a date label: all when few, else about one per 90 units. */
@@ -161,6 +215,8 @@ export function revenueChartSvg(days: RevenueDay[], options: RevenueChartOptions
   const width = sizeOption(options.width, DEFAULT_WIDTH, 240);
   const height = sizeOption(options.height, DEFAULT_HEIGHT, 160);
   const currency = options.currency ?? 'EUR';
+  const granularity = options.granularity ?? 'day';
+  const unit = UNITS[granularity];
   const net = days.map((d) => checkValue(d, 'netRevenue'));
   const gross = days.map((d) => checkValue(d, 'grossSales'));
   const all = [...net, ...gross];
@@ -184,15 +240,9 @@ export function revenueChartSvg(days: RevenueDay[], options: RevenueChartOptions
     days.length <= 1 ? left + plotWidth / 2 : left + (i * plotWidth) / (days.length - 1);
   const y = (v: number): number => top + ((scale.max - v) * plotHeight) / (scale.max - scale.min);
 
-  const period =
-    days.length === 0
-      ? 'aucun jour'
-      : days.length === 1
-        ? `le ${longDay(days[0]?.date ?? '')}`
-        : `du ${longDay(days[0]?.date ?? '')} au ${longDay(days[days.length - 1]?.date ?? '')}`;
-  const title = 'Chiffre d’affaires net et brut par jour';
+  const title = `Chiffre d’affaires net et brut par ${unit.per}`;
   const summary =
-    `${title}, ${period} (${days.length} jour${days.length > 1 ? 's' : ''}) : ` +
+    `${title}, ${periodText(days, granularity)} (${days.length} ${days.length > 1 ? unit.many : unit.one}) : ` +
     `CA net total ${summaryMoney(totalOf(net))}, CA brut total ${summaryMoney(totalOf(gross))}.`;
 
   const parts: string[] = [];
@@ -218,7 +268,7 @@ export function revenueChartSvg(days: RevenueDay[], options: RevenueChartOptions
   parts.push('</g>');
 
   // Date labels.
-  const dayLabel = dayFormatter(days);
+  const dayLabel = axisFormatter(days, granularity);
   const baseline = coordinate(top + plotHeight + 20);
   parts.push('<g class="x-axis" aria-hidden="true">');
   const indices = labelIndices(days.length, plotWidth);

@@ -15,7 +15,14 @@ import { isAppError } from '../../src/errors.js';
 import { revenueCsv } from '../../src/metrics/revenue-csv.js';
 import { SqlReportEngine, type ReportEngine } from '../../src/metrics/engine.js';
 import { revenueReport, type RevenueDay, type RevenueReport } from '../../src/metrics/revenue.js';
-import { addDays, earliestFrom } from '../../src/query/dates.js';
+import {
+  GRANULARITIES,
+  addDays,
+  bucketStart,
+  earliestFrom,
+  nextBucketStart,
+  type Granularity,
+} from '../../src/query/dates.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { tenantTablesWithoutFilter } from '../helpers/tenancy.js';
 
@@ -113,9 +120,31 @@ const FROM = '2026-03-01';
 const TO = '2026-03-10';
 const ZERO = { orders: 0, grossSales: 0, refunds: 0, taxes: 0, shipping: 0, fees: 0, netRevenue: 0 };
 
+// G2: orders from November 2025 to April 2026, across a year change, for the wider buckets. Default
+// settings; p0, p15 lie outside every period below, p9 is pending (S1). Per order: gross.
+const SEASONS = [
+  order('p0', A, '2025-11-14T23:59:59Z', 'completed', '1000.00'),
+  order('p1', A, '2025-11-15T00:00:00Z', 'completed', '10.10', { tax_total: '1.01' }),
+  order('p2', A, '2025-12-22T10:00:00Z', 'completed', '20.20'), // Monday of ISO week 52
+  order('p3', B, '2025-12-24T09:00:00Z', 'completed', '30.30', { tax_total: '5.05' }),
+  order('p4', A, '2025-12-28T23:59:59Z', 'completed', '0.10'), // Sunday: still week 52
+  order('p5', A, '2025-12-29T00:00:00Z', 'completed', '0.20'), // Monday of ISO week 1 of 2026
+  order('p6', B, '2026-01-01T12:00:00Z', 'refunded', '40.40', { refund_total: '10.00' }),
+  order('p7', A, '2026-01-11T23:59:59Z', 'processing', '0.30'), // Sunday of the week of 5 January
+  order('p8', A, '2026-01-12T00:00:00Z', 'completed', '50.50', { shipping_total: '5.00' }),
+  order('p9', A, '2026-01-14T10:00:00Z', 'pending', '99.99'), // S1
+  order('p10', B, '2026-01-15T08:00:00Z', 'completed', '60.60'),
+  order('p11', A, '2026-02-28T08:00:00Z', 'completed', '70.70', { fee_total: '0.70' }),
+  order('p12', A, '2026-03-31T23:59:59Z', 'completed', '80.80', { tax_total: '13.47' }),
+  order('p13', B, '2026-04-01T00:00:00Z', 'completed', '0.01'),
+  order('p14', A, '2026-04-10T23:59:59Z', 'completed', '90.90'),
+  order('p15', A, '2026-04-11T00:00:00Z', 'completed', '5000.00'),
+];
+
 let service: TestService;
 let org: Organization;
 let key: string;
+let seasons: Organization;
 
 async function tabular(query: string): Promise<Record<string, unknown>[]> {
   const response = await service.get(`/api/reports/tabular?${query}`, key);
@@ -129,8 +158,48 @@ async function report(
   from = FROM,
   to = TO,
   engine: ReportEngine = service.app.reportEngine,
+  granularity: Granularity = 'day',
+  of: Organization = org,
 ): Promise<RevenueReport> {
-  return revenueReport(engine, await findOrganization(service.db, org.slug), from, to);
+  return revenueReport(engine, await findOrganization(service.db, of.slug), from, to, granularity);
+}
+
+type FigureName = keyof typeof ZERO;
+const FIGURE_NAMES = Object.keys(ZERO) as FigureName[];
+
+/**
+ * G2: the buckets follow one another from the one holding `from` to the one holding `to`, and each
+ * holds exactly the sum of its days in the day report, worked in cents; the totals are the same.
+ */
+function assertBucketsAreSumsOfDays(daily: RevenueReport, grouped: RevenueReport): void {
+  const g = grouped.granularity;
+  const label = `${g} ${grouped.from}…${grouped.to}`;
+  const starts: string[] = [];
+  for (let start = bucketStart(daily.from, g); start <= daily.to; start = nextBucketStart(start, g))
+    starts.push(start);
+  assert.deepEqual(
+    grouped.days.map((d) => d.date),
+    starts,
+    `${label}: every bucket, in order`,
+  );
+  const sums = new Map(starts.map((start) => [start, { ...ZERO }]));
+  for (const day of daily.days) {
+    const sum = sums.get(bucketStart(day.date, g));
+    assert.ok(sum, `${label}: ${day.date} falls in a bucket`);
+    for (const name of FIGURE_NAMES) sum[name] += name === 'orders' ? day[name] : Math.round(day[name] * 100);
+  }
+  for (const bucket of grouped.days) {
+    const cents = sums.get(bucket.date) ?? ZERO;
+    const expected = Object.fromEntries(
+      FIGURE_NAMES.map((name) => [name, name === 'orders' ? cents[name] : cents[name] / 100]),
+    );
+    assert.deepEqual(
+      bucket,
+      { date: bucket.date, ...expected },
+      `${label}: ${bucket.date} = sum of its days`,
+    );
+  }
+  assert.deepEqual(grouped.totals, daily.totals, `${label}: totals as per day`);
 }
 
 const apiFigures = (r: Pick<RevenueDay, 'orders' | 'grossSales' | 'netRevenue' | 'taxes' | 'shipping'>) => ({
@@ -147,7 +216,8 @@ async function assertAgreesWithApi(result: RevenueReport, label: string): Promis
   const metrics = 'metrics=orders,gross_sales,net_revenue,taxes,shipping';
   const [totals] = await tabular(`${metrics}&${period}`);
   assert.deepEqual(apiFigures(result.totals), totals, `${label}: totals`);
-  const rows = await tabular(`${metrics}&dimensions=date&${period}&limit=100000`);
+  const grouping = `granularity=${result.granularity}`;
+  const rows = await tabular(`${metrics}&dimensions=date&${period}&${grouping}&limit=100000`);
   const byDate = new Map(rows.map((row) => [String(row.date), row]));
   for (const day of result.days) {
     const row = byDate.get(day.date);
@@ -170,6 +240,7 @@ describe('Revenue report (web application) against the API', () => {
       order('n1', A, '2026-03-01T12:00:00Z', 'completed', '999.99'),
       order('n2', A, '2026-03-05T12:00:00Z', 'completed', '123.45', { fee_total: '1.00' }),
     ]);
+    ({ org: seasons } = await service.addOrganization('Saisons', SEASONS));
   });
   after(() => service.cleanup());
 
@@ -350,6 +421,104 @@ describe('Revenue report (web application) against the API', () => {
       ['2026-03-01', '10/03/2026'],
     ] as const) {
       await assert.rejects(report(from, to), (e) => isAppError(e) && e.code === 'INVALID_PARAMETER');
+    }
+  });
+
+  test('G2 weeks of the March period: partial first and last ISO weeks, orders outside the period left out', async () => {
+    const weeks = await report(FROM, TO, undefined, 'week');
+    assert.equal(weeks.granularity, 'week');
+    assert.deepEqual([weeks.from, weeks.to], [FROM, TO], 'the period itself is unchanged');
+    // 1 March 2026 is a Sunday: its week starts on 23 February, where r0 (28 February) stays out;
+    // the week of 9 March holds the 9th and 10th only, r15 (11 March) stays out.
+    assert.deepEqual(
+      weeks.days.map((d) => [d.date, d.orders, d.grossSales, d.netRevenue]),
+      [
+        ['2026-02-23', 0, 0, 0],
+        ['2026-03-02', 9, 244.62, 101.05],
+        ['2026-03-09', 11, 1.3, 1],
+      ],
+    );
+    assert.deepEqual(weeks.totals, EXPECTED_TOTALS);
+    assertBucketsAreSumsOfDays(await report(), weeks);
+    await assertAgreesWithApi(weeks, 'weeks');
+    for (const g of ['month', 'quarter', 'year'] as const) {
+      const one = await report(FROM, TO, undefined, g);
+      assert.deepEqual(
+        one.days,
+        [{ date: bucketStart(FROM, g), ...EXPECTED_TOTALS }],
+        `${g}: one partial bucket holding the whole period`,
+      );
+      await assertAgreesWithApi(one, g);
+    }
+  });
+
+  test('G2 weeks across a year change: ISO weeks from Monday 22 December 2025 to Monday 12 January 2026', async () => {
+    const from = '2025-12-24';
+    const to = '2026-01-14';
+    const weeks = await report(from, to, undefined, 'week', seasons);
+    // p2 (22 December) is before the period and p10 (15 January) after it: their weeks are partial.
+    assert.deepEqual(
+      weeks.days.map((d) => [d.date, d.orders, d.grossSales]),
+      [
+        ['2025-12-22', 2, 30.4],
+        ['2025-12-29', 2, 40.6],
+        ['2026-01-05', 1, 0.3],
+        ['2026-01-12', 1, 50.5],
+      ],
+    );
+    assert.deepEqual([weeks.totals.orders, weeks.totals.grossSales], [6, 121.8]);
+    assertBucketsAreSumsOfDays(await report(from, to, undefined, 'day', seasons), weeks);
+  });
+
+  test('G2 months, quarters and years: partial first and last buckets, each the sum of its days, totals as per day', async () => {
+    const from = '2025-11-15';
+    const to = '2026-04-10';
+    const daily = await report(from, to, undefined, 'day', seasons);
+    assert.deepEqual([daily.totals.orders, daily.totals.grossSales], [13, 455.11]);
+    const expected: Record<Exclude<Granularity, 'day' | 'week'>, [string, number, number][]> = {
+      month: [
+        ['2025-11-01', 1, 10.1], // from the 15th: p0 (14 November) stays out
+        ['2025-12-01', 4, 50.8],
+        ['2026-01-01', 4, 151.8], // p9 pending
+        ['2026-02-01', 1, 70.7],
+        ['2026-03-01', 1, 80.8],
+        ['2026-04-01', 2, 90.91], // to the 10th: p15 (11 April) stays out
+      ],
+      quarter: [
+        ['2025-10-01', 5, 60.9],
+        ['2026-01-01', 6, 303.3],
+        ['2026-04-01', 2, 90.91],
+      ],
+      year: [
+        ['2025-01-01', 5, 60.9],
+        ['2026-01-01', 8, 394.21],
+      ],
+    };
+    for (const [g, buckets] of Object.entries(expected) as [Granularity, [string, number, number][]][]) {
+      const grouped = await report(from, to, undefined, g, seasons);
+      assert.deepEqual(
+        grouped.days.map((d) => [d.date, d.orders, d.grossSales]),
+        buckets,
+        g,
+      );
+      assertBucketsAreSumsOfDays(daily, grouped);
+    }
+  });
+
+  test('G2 and S3: every granularity, through the SQL engine and the application’s, equals the API', async () => {
+    const sql = new SqlReportEngine(service.db);
+    for (const [of, from, to] of [
+      [org, FROM, TO],
+      [seasons, '2025-11-15', '2026-04-10'],
+      [seasons, '2020-01-01', '2026-04-10'], // P4: from moved up to 2024-04-11, a partial first bucket
+    ] as const) {
+      const daily = await report(from, to, undefined, 'day', of);
+      for (const g of GRANULARITIES) {
+        const grouped = await report(from, to, undefined, g, of);
+        assert.deepEqual(await report(from, to, sql, g, of), grouped, `${g}: both engines`);
+        assertBucketsAreSumsOfDays(daily, grouped);
+        if (of === org) await assertAgreesWithApi(grouped, `${g} ${from}…${to}`);
+      }
     }
   });
 

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Dialog, Page } from 'playwright-core';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { findOrganization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
@@ -178,6 +178,141 @@ describeOn('embedded', 'web application in Chromium', () => {
     const csv = await (await page.request.get(`${service.baseUrl}/reports/revenue.csv?${PERIOD}`)).text();
     assert.match(csv, /^date,orders,gross_sales,refunds,taxes,shipping,fees,net_revenue\r\n/);
     assert.match(csv, /\r\ntotal,3,210\.50,30\.00,35\.08,5\.00,1\.50,143\.92\r\n$/);
+  });
+
+  test('G2: the Revenue report grouped by « Mois » shows one row per month whose sums are the totals', async () => {
+    const org = await findOrganization(service.db, 'atelier-navigateur');
+    const extra = (id: string, created_at: string, total: string, more: Record<string, string> = {}) => ({
+      store: 'https://web.example',
+      id,
+      created_at,
+      status: 'completed',
+      items: 1,
+      total,
+      ...more,
+    });
+    await importOrderRecords(service.db, org.id, [
+      extra('g1', '2026-01-20T10:00:00Z', '15.25'),
+      extra('g2', '2026-04-02T10:00:00Z', '9.99', { tax_total: '1.66' }),
+      extra('g3', '2026-04-11T00:00:00Z', '500.00'), // the day after the period: left out
+    ]);
+    await page.goto(`${service.baseUrl}/reports/revenue?from=2026-01-15&to=2026-04-10`);
+    const grouping = page.getByLabel('Regroupement');
+    assert.equal(await grouping.inputValue(), 'day', 'days by default');
+    assert.deepEqual(
+      await grouping
+        .locator('option')
+        .allTextContents()
+        .then((t) => t.map((o) => o.trim())),
+      ['Jour', 'Semaine', 'Mois', 'Trimestre', 'Année'],
+    );
+    await grouping.selectOption({ label: 'Mois' });
+    await page.getByRole('button', { name: 'Afficher' }).click();
+    await page.waitForURL(/granularity=month/);
+    await screenshot('revenue-by-month');
+    assert.equal(await page.getByLabel('Regroupement').inputValue(), 'month', 'the choice is kept');
+    assert.equal(await page.getByLabel('Du').inputValue(), '2026-01-15');
+    assert.equal((await page.locator('#revenue-table thead th').first().textContent())?.trim(), 'Mois');
+    const rows = page.locator('#revenue-table tbody tr');
+    const dates = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-date')));
+    assert.deepEqual(dates, ['2026-01-01', '2026-02-01', '2026-03-01', '2026-04-01']);
+    assert.deepEqual(await rows.locator('th').allTextContents(), [
+      'janvier 2026',
+      'février 2026',
+      'mars 2026',
+      'avril 2026',
+    ]);
+    // Every column of the months adds up, in cents, to the totals row; the totals are hand-worked
+    // (settings of the previous test: on-hold excluded, fees deducted): March 210.50 gross and
+    // 143.92 net, plus 15.25 in January and 9.99 − 1.66 tax in April.
+    const cents = (text: string) => Math.round(Number(text.replace(/[^\d,-]/g, '').replace(',', '.')) * 100);
+    const sums = Array.from({ length: 7 }, () => 0);
+    for (let i = 0; i < dates.length; i++) {
+      const cells = await rows.nth(i).locator('td').allTextContents();
+      cells.forEach((cell, c) => (sums[c] = (sums[c] ?? 0) + cents(cell)));
+    }
+    const totals = (await page.locator('#revenue-totals td').allTextContents()).map(cents);
+    assert.deepEqual(sums, totals, 'the months add up to the totals');
+    assert.deepEqual([totals[0], totals[1], totals[6]], [500, 23574, 16750]);
+    const { key } = await createApiKey(service.db, org.id, 'mois');
+    const fromApi = await api(
+      key,
+      'metrics=orders,gross_sales,net_revenue&dimensions=date&granularity=month&from=2026-01-15&to=2026-04-10',
+    );
+    assert.deepEqual(
+      fromApi.body.rows.map((r) => [r.date, r.orders, r.gross_sales, r.net_revenue]),
+      [
+        ['2026-01-01', 1, 15.25, 15.25],
+        ['2026-03-01', 3, 210.5, 143.92],
+        ['2026-04-01', 1, 9.99, 8.33],
+      ],
+      'S3: the API’s months',
+    );
+    assert.match(
+      (await page.getByRole('img').first().getAttribute('aria-label')) ?? '',
+      /par mois, de janvier 2026 à avril 2026 \(4 mois\)/,
+    );
+
+    const link = page.getByRole('link', { name: 'Télécharger le CSV' });
+    assert.equal(
+      await link.getAttribute('href'),
+      '/reports/revenue.csv?from=2026-01-15&to=2026-04-10&granularity=month',
+    );
+    const csv = await (await page.request.get(`${service.baseUrl}${await link.getAttribute('href')}`)).text();
+    assert.deepEqual(
+      csv.split('\r\n').map((line) => line.split(',').slice(0, 3).join(',')),
+      [
+        'date,orders,gross_sales',
+        '2026-01-01,1,15.25',
+        '2026-02-01,0,0.00',
+        '2026-03-01,3,210.50',
+        '2026-04-01,1,9.99',
+        'total,5,235.74',
+        '',
+      ],
+    );
+
+    await page.getByLabel('Regroupement').selectOption({ label: 'Semaine' });
+    await page.getByRole('button', { name: 'Afficher' }).click();
+    await page.waitForURL(/granularity=week/);
+    assert.equal((await page.locator('#revenue-table thead th').first().textContent())?.trim(), 'Semaine du');
+    // 15 January 2026 is a Thursday: the first week starts on Monday the 12th.
+    assert.equal(
+      await page.locator('#revenue-table tbody tr').first().getAttribute('data-date'),
+      '2026-01-12',
+    );
+  });
+
+  test('G2: a hostile granularity is refused next to its field with 400, never echoed; the CSV too', async () => {
+    const hostile = '<script>alert(1)</script>';
+    const url = `${service.baseUrl}/reports/revenue?from=2026-03-01&to=2026-03-31&granularity=${encodeURIComponent(hostile)}`;
+    const response = await page.request.get(url);
+    assert.equal(response.status(), 400);
+    const body = await response.text();
+    assert.ok(!body.includes(hostile) && !body.includes('alert(1)'), 'the value is not shown back');
+    let dialogs = 0;
+    const onDialog = (dialog: Dialog) => (dialogs++, void dialog.dismiss());
+    page.on('dialog', onDialog);
+    const shown = await page.goto(url);
+    assert.equal(shown?.status(), 400);
+    assert.match((await page.locator('#granularity-error').textContent()) ?? '', /Regroupement invalide/);
+    assert.equal(await page.getByLabel('Regroupement').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.locator('#revenue-table').count(), 0, 'no report for a bad request');
+    assert.equal(await page.getByLabel('Du').inputValue(), '2026-03-01', 'the period is kept');
+    page.off('dialog', onDialog);
+    assert.equal(dialogs, 0, 'no script ran');
+    await screenshot('revenue-bad-granularity');
+    const csv = await page.request.get(
+      `${service.baseUrl}/reports/revenue.csv?granularity=${encodeURIComponent(hostile)}`,
+    );
+    assert.equal(csv.status(), 400);
+    assert.ok(!(await csv.text()).includes('alert(1)'));
+    // Percent-encoded quotes and ampersands in a valid-looking place change nothing either.
+    const quoted = await page.request.get(
+      `${service.baseUrl}/reports/revenue?granularity=${encodeURIComponent('month" onfocus="alert(1)')}`,
+    );
+    assert.equal(quoted.status(), 400);
+    assert.ok(!(await quoted.text()).includes('onfocus'));
   });
 
   test('CSRF: a form posted without its token is refused; another organization’s key cannot be revoked', async () => {

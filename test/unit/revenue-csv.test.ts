@@ -8,6 +8,7 @@ const zero = { orders: 0, grossSales: 0, refunds: 0, taxes: 0, shipping: 0, fees
 const REPORT: RevenueReport = {
   from: '2026-03-01',
   to: '2026-03-03',
+  granularity: 'day',
   days: [
     {
       date: '2026-03-01',
@@ -66,7 +67,7 @@ test('revenueCsv: every cell is a date, an integer or an amount; nothing a sprea
     fees: 0.1 + 0.2,
     netRevenue: -i * 1.01,
   }));
-  const csv = revenueCsv({ from: '2026-01-01', to: '2026-02-09', days, totals: zero });
+  const csv = revenueCsv({ from: '2026-01-01', to: '2026-02-09', granularity: 'day', days, totals: zero });
   assert.ok(csv.endsWith('\r\n'));
   const lines = csv.slice(0, -2).split('\r\n');
   assert.equal(lines.length, 42);
@@ -105,4 +106,29 @@ test('revenueCsv refuses values that are not figures rather than writing them', 
   assert.throws(() => revenueCsv(bad({ grossSales: Number.NaN })), RangeError);
   assert.throws(() => revenueCsv(bad({ netRevenue: Infinity })), RangeError);
   assert.throws(() => revenueCsv(bad({ orders: 1.5 })), RangeError);
+});
+
+test('revenueCsv, G2: a line per bucket dated by its first day, which may precede the period', () => {
+  const month = (date: string, orders: number, grossSales: number) => ({
+    ...zero,
+    date,
+    orders,
+    grossSales,
+    netRevenue: grossSales,
+  });
+  const csv = revenueCsv({
+    from: '2026-01-15',
+    to: '2026-03-02',
+    granularity: 'month',
+    days: [month('2026-01-01', 1, 10.1), month('2026-02-01', 0, 0), month('2026-03-01', 2, 0.2)],
+    totals: { ...zero, orders: 3, grossSales: 10.3, netRevenue: 10.3 },
+  });
+  assert.deepEqual(csv.split('\r\n'), [
+    REVENUE_CSV_HEADER,
+    '2026-01-01,1,10.10,0.00,0.00,0.00,0.00,10.10',
+    '2026-02-01,0,0.00,0.00,0.00,0.00,0.00,0.00',
+    '2026-03-01,2,0.20,0.00,0.00,0.00,0.00,0.20',
+    'total,3,10.30,0.00,0.00,0.00,0.00,10.30',
+    '',
+  ]);
 });

@@ -1,10 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RevenueDay } from '../../../src/metrics/revenue.js';
-import { addDays } from '../../../src/query/dates.js';
+import { addDays, nextBucketStart } from '../../../src/query/dates.js';
 import {
   GROSS_COLOUR,
   NET_COLOUR,
+  bucketLabel,
   escapeXml,
   labelIndices,
   revenueChartSvg,
@@ -242,6 +243,73 @@ describe('revenue chart SVG', () => {
   test('a non-finite value is refused rather than drawn', () => {
     assert.throws(() => revenueChartSvg([day('2026-03-01', Number.NaN, 1)]), RangeError);
     assert.throws(() => revenueChartSvg([day('2026-03-01', 1, Infinity)]), RangeError);
+  });
+});
+
+/** `count` months from `from` (a first of month), with large monthly amounts. */
+function months(from: string, count: number, value: (i: number) => [number, number]): RevenueDay[] {
+  const days: RevenueDay[] = [];
+  for (let start = from, i = 0; i < count; start = nextBucketStart(start, 'month'), i++)
+    days.push(day(start, ...value(i)));
+  return days;
+}
+
+describe('revenue chart SVG with wider buckets (G2)', () => {
+  test('one month: a dot per series, the month as its label, « en mars 2026 (1 mois) »', () => {
+    const svg = revenueChartSvg([day('2026-03-01', 1234.5, 2000)], { granularity: 'month' });
+    assertWellFormed(svg);
+    assertInside(svg);
+    assert.deepEqual(
+      polylines(svg).map((l) => l.points.length),
+      [1, 1],
+    );
+    assert.equal((svg.match(/<circle /g) ?? []).length, 2);
+    assert.deepEqual(texts(svg, 'x-axis'), ['mars 2026']);
+    assert.match(
+      plain(svg),
+      /aria-label="Chiffre d’affaires net et brut par mois, en mars 2026 \(1 mois\) : CA net total 1 234,50 €/,
+    );
+  });
+
+  test('25 months across three years: every point, dots, month labels with years, ends labelled', () => {
+    const days = months('2024-04-01', 25, (i) => [20_000 + i * 1000.01, 30_000 + (i % 5) * 2500]);
+    assert.equal(days[24]?.date, '2026-04-01');
+    const svg = revenueChartSvg(days, { granularity: 'month' });
+    assertWellFormed(svg);
+    assertInside(svg);
+    for (const line of polylines(svg)) assert.equal(line.points.length, 25);
+    assert.equal((svg.match(/<circle /g) ?? []).length, 50, 'few, wide buckets keep their dots');
+    const labels = texts(svg, 'x-axis');
+    assert.ok(labels.length >= 2 && labels.length <= 7, labels.join(' | '));
+    assert.equal(labels[0], 'avr. 2024');
+    assert.equal(labels[labels.length - 1], 'avr. 2026');
+    // Net: 25 × 20 000 + 1 000,01 × (0 + … + 24 = 300); gross: 25 × 30 000 + 2 500 × 5 × (0 + … + 4).
+    assert.match(
+      plain(svg),
+      /par mois, d’avril 2024 à avril 2026 \(25 mois\) : CA net total 800 003,00 €, CA brut total 875 000,00 €/,
+    );
+  });
+
+  test('weeks, quarters and years name their buckets in the summary and on the axis', () => {
+    const weeks = revenueChartSvg([day('2025-12-29', 1, 1), day('2026-01-05', 2, 2)], {
+      granularity: 'week',
+    });
+    assertWellFormed(weeks);
+    assert.match(
+      plain(weeks),
+      /par semaine, des semaines du 29 décembre 2025 au 5 janvier 2026 \(2 semaines\)/,
+    );
+    assert.deepEqual(texts(weeks, 'x-axis'), ['29 déc. 2025', '5 janv. 2026']);
+    const quarters = revenueChartSvg([day('2025-10-01', 1, 1), day('2026-01-01', 2, 2)], {
+      granularity: 'quarter',
+    });
+    assert.match(plain(quarters), /par trimestre, du T4 2025 au T1 2026 \(2 trimestres\)/);
+    assert.deepEqual(texts(quarters, 'x-axis'), ['T4 2025', 'T1 2026']);
+    const year = revenueChartSvg([day('2026-01-01', 1, 1)], { granularity: 'year' });
+    assert.match(plain(year), /par année, en 2026 \(1 année\)/);
+    assert.deepEqual(texts(year, 'x-axis'), ['2026']);
+    assert.equal(bucketLabel('2026-03-02', 'week'), 'semaine du 2 mars 2026');
+    assert.equal(bucketLabel('<b>', 'month'), '<b>', 'not a day: returned as is, escaped by the caller');
   });
 });
 
