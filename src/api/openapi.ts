@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { ERROR_CODES, ERROR_KINDS } from '../errors.js';
 import { LIST_PARAMETERS, METHOD_NOT_ALLOWED_RESPONSE, NOT_FOUND_BODY } from './schemas.js';
 
 declare module 'fastify' {
@@ -39,6 +40,17 @@ const REFUSED_METHODS = ['post', 'put', 'patch', 'delete'] as const;
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** E3: every kind of error of the catalogue (src/errors.ts), those of the web pages included. */
+const ERROR_CODE = {
+  type: 'string',
+  enum: ERROR_CODES,
+  description: [
+    'E3: the `code` of an error body, a stable identifier of its kind:',
+    '',
+    ...ERROR_CODES.map((code) => `- \`${code}\` (${ERROR_KINDS[code].status}): ${ERROR_KINDS[code].doc}`),
+  ].join('\n'),
+};
+
 const componentSchemas = (components: object | undefined): object =>
   components && 'schemas' in components && isRecord(components.schemas) ? components.schemas : {};
 
@@ -49,7 +61,11 @@ function complete<T extends { paths?: object; components?: object }>(document: T
       ...document.components,
       responses: { MethodNotAllowed: METHOD_NOT_ALLOWED_RESPONSE },
       // E2: the body of an unknown path under /api/, which is no operation of its own.
-      schemas: { ...componentSchemas(document.components), NotFoundError: NOT_FOUND_BODY },
+      schemas: {
+        ...componentSchemas(document.components),
+        NotFoundError: NOT_FOUND_BODY,
+        ErrorCode: ERROR_CODE,
+      },
     },
   });
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
