@@ -9,5 +9,7 @@ import type { ReportRow } from '../metrics/engine.js';
 export function reportCsv(columns: readonly string[], rows: readonly ReportRow[]): string {
   const records: (string | number)[][] = [[...columns]];
   for (const row of rows) records.push(columns.map((id) => row[id] ?? ''));
-  return stringify(records, { record_delimiter: 'windows', escape_formulas: true });
+  // csv-stringify quotes a field holding the whole record delimiter (CRLF) but not a lone CR or LF,
+  // which RFC 4180 also allows only inside quotes.
+  return stringify(records, { record_delimiter: 'windows', escape_formulas: true, quoted_match: /[\r\n]/ });
 }

@@ -2,6 +2,8 @@
 // imports nothing from src/): raw orders in the import format (section 12), the Report settings
 // (S1, S2) and a query in, the response body and the truncation flag out, exactly as the SPEC says
 // the API returns them. Money is integer cents in BigInt; instants are exact nanoseconds.
+// Section 14 too: F1 filters, G2 granularity, O1 offset, their fields in the body, and the cells
+// of a V1 CSV answer (csvCells).
 
 export const DIMENSION_IDS = ['date', 'store', 'country', 'customer_type', 'status'] as const;
 export const METRIC_IDS = [
@@ -19,6 +21,16 @@ export const METRIC_IDS = [
 export type DimensionId = (typeof DIMENSION_IDS)[number];
 export type MetricId = (typeof METRIC_IDS)[number];
 export type Deduction = 'refunds' | 'taxes' | 'shipping' | 'fees';
+
+/** F1: the dimensions a report can be filtered on, in the order the body lists their filters. */
+export const FILTER_DIMENSIONS = ['store', 'country', 'customer_type', 'status'] as const;
+export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+export type Filters = Partial<Record<FilterDimension, readonly string[]>>;
+/** G2 */
+export const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+/** O1 */
+export const MAX_OFFSET = 10_000_000;
 
 /** One line of an order file (section 12), as a JSON object. */
 export interface RawOrder {
@@ -61,6 +73,12 @@ export interface OracleQuery {
   timezone: string;
   /** P6, default 10000. */
   limit?: number;
+  /** F1: cleaned values per filterable dimension (none: no filter). */
+  filters?: Filters;
+  /** G2, default day. */
+  granularity?: Granularity;
+  /** O1, default 0. */
+  offset?: number;
 }
 
 export type Row = Record<string, string | number>;
@@ -71,6 +89,10 @@ export interface OracleBody {
   from: string;
   to: string;
   timezone: string;
+  /** Section 14: present only when not the default (G2 `day`, no F1 filter, O1 0). */
+  granularity?: Granularity;
+  filters?: Filters;
+  offset?: number;
   rows: Row[];
   rowCount: number;
 }
@@ -79,7 +101,7 @@ export interface OracleAnswer {
   body: OracleBody;
   /** T6: the header X-Rows-Truncated: true is expected. */
   truncated: boolean;
-  /** Rows before the limit (to choose limits that truncate). */
+  /** Rows before the offset and the limit (to choose offsets and limits that truncate). */
   totalRows: number;
 }
 
@@ -99,8 +121,9 @@ export function resolveIds(values: readonly string[]): string[] {
 }
 
 /**
- * A valid request's query string → OracleQuery (P1 ids, P5 default UTC, P6 default 10000).
- * `from` and `to` must be present (their defaults depend on today's date).
+ * A valid request's query string → OracleQuery (P1 ids, P5 default UTC, P6 default 10000, and
+ * section 14: F1 filters, G2 granularity, O1 offset). `from` and `to` must be present (their
+ * defaults depend on today's date). Throws on a request the API must refuse.
  */
 export function queryFromSearch(params: URLSearchParams): OracleQuery {
   const from = params.get('from');
@@ -108,12 +131,35 @@ export function queryFromSearch(params: URLSearchParams): OracleQuery {
   if (from === null || to === null) throw new Error('oracle: from and to are required here');
   const dimensions = resolveIds(params.getAll('dimensions'));
   const metrics = resolveIds(params.getAll('metrics'));
+  const filterIds = [...new Set([...params.keys()].filter((k) => k.startsWith('filter.')))].map((k) =>
+    k.slice('filter.'.length),
+  );
   const unknown = [
     ...dimensions.filter((d) => !(DIMENSION_IDS as readonly string[]).includes(d)),
+    ...filterIds.filter((f) => !(FILTER_DIMENSIONS as readonly string[]).includes(f)),
     ...metrics.filter((m) => !(METRIC_IDS as readonly string[]).includes(m)),
   ];
   if (unknown.length > 0 || metrics.length === 0) throw new Error(`oracle: not a valid request (${unknown})`);
   const limit = params.get('limit');
+
+  // F1: P1-style values; the parameter given twice is joined; no value left → 400.
+  const filters: Filters = {};
+  for (const id of FILTER_DIMENSIONS) {
+    if (!params.has(`filter.${id}`)) continue;
+    const values = resolveIds(params.getAll(`filter.${id}`));
+    if (values.length === 0) throw new Error(`oracle: filter.${id} has no value`);
+    filters[id] = values;
+  }
+  const granularity = params.get('granularity') ?? 'day';
+  if (!(GRANULARITIES as readonly string[]).includes(granularity)) {
+    throw new Error(`oracle: invalid granularity ${JSON.stringify(granularity)}`);
+  }
+  const offsetText = params.get('offset');
+  let offset = 0;
+  if (offsetText !== null) {
+    offset = /^[0-9]+$/.test(offsetText) ? Number(offsetText) : NaN;
+    if (!(offset >= 0 && offset <= MAX_OFFSET)) throw new Error(`oracle: invalid offset ${offsetText}`);
+  }
   return {
     dimensions: dimensions as DimensionId[],
     metrics: metrics as MetricId[],
@@ -121,6 +167,9 @@ export function queryFromSearch(params: URLSearchParams): OracleQuery {
     to,
     timezone: params.get('timezone') ?? 'UTC',
     limit: limit === null ? undefined : Number(limit),
+    ...(Object.keys(filters).length > 0 ? { filters } : {}),
+    ...(granularity !== 'day' ? { granularity: granularity as Granularity } : {}),
+    ...(offset !== 0 ? { offset } : {}),
   };
 }
 
@@ -223,6 +272,31 @@ export function dayInZone(instantNs: bigint, timeZone: string): string {
   const parts = format.formatToParts(new Date(Number(ms)));
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   return `${get('year').padStart(4, '0')}-${get('month')}-${get('day')}`;
+}
+
+/** The weekday of a YYYY-MM-DD day: 0 for Monday … 6 for Sunday (ISO 8601). */
+export function isoWeekday(day: string): number {
+  return (new Date(dayToMs(day)).getUTCDay() + 6) % 7;
+}
+
+/**
+ * G2: the first day of the bucket a local day falls in: the day itself, the Monday of its ISO
+ * week, the first day of its month, of its quarter (January, April, July, October) or of its year.
+ */
+export function bucketOf(day: string, granularity: Granularity): string {
+  const [y, m] = day.split('-') as [string, string, string];
+  switch (granularity) {
+    case 'day':
+      return day;
+    case 'week':
+      return addDays(day, -isoWeekday(day));
+    case 'month':
+      return `${y}-${m}-01`;
+    case 'quarter':
+      return `${y}-${String(Math.floor((Number(m) - 1) / 3) * 3 + 1).padStart(2, '0')}-01`;
+    case 'year':
+      return `${y}-01-01`;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,18 +452,29 @@ export function oracle(
   const start = dayStartNs(from);
   const end = dayStartNs(addDays(to, 1));
 
+  const granularity = query.granularity ?? 'day';
+  const filters = query.filters ?? {};
   const groups = new Map<string, Group>();
   for (const o of counted) {
     if (o.at < start || o.at >= end) continue;
     let type: 'anonymous' | 'new' | 'returning' = 'anonymous';
     if (o.customer !== undefined) {
+      // U2 looks at every counted order: filters never change a customer's first order.
       const first = firstOrder.get(o.customer)!;
       type = first >= start ? 'new' : 'returning';
     }
+    // F1: every filter given must hold (AND), on the value the row would show.
+    const shown: Record<FilterDimension, string> = {
+      store: o.store,
+      country: o.country,
+      customer_type: type,
+      status: o.status,
+    };
+    if (FILTER_DIMENSIONS.some((d) => filters[d] !== undefined && !filters[d].includes(shown[d]))) continue;
     const values = query.dimensions.map((d) => {
       switch (d) {
         case 'date':
-          return dayInZone(o.at, query.timezone);
+          return bucketOf(dayInZone(o.at, query.timezone), granularity);
         case 'store':
           return o.store;
         case 'country':
@@ -435,21 +520,84 @@ export function oracle(
     for (const m of query.metrics) row[m] = metricValue(g, m);
     return row;
   });
+  // O1 then T6: skip `offset` rows (T5's single row too), keep `limit`; truncated when rows remain.
   const limit = query.limit ?? 10_000;
-  const rows = allRows.slice(0, limit);
+  const offset = query.offset ?? 0;
+  const rows = allRows.slice(offset, offset + limit);
+  // Section 14's fields only when they differ from their defaults, between timezone and rows.
+  const given = FILTER_DIMENSIONS.filter((d) => filters[d] !== undefined);
+  const body: OracleBody = {
+    dimensions: [...query.dimensions],
+    metrics: [...query.metrics],
+    from,
+    to,
+    timezone: query.timezone,
+    ...(granularity !== 'day' ? { granularity } : {}),
+    ...(given.length > 0 ? { filters: Object.fromEntries(given.map((d) => [d, [...filters[d]!]])) } : {}),
+    ...(offset !== 0 ? { offset } : {}),
+    rows,
+    rowCount: rows.length,
+  };
   return {
-    body: {
-      dimensions: [...query.dimensions],
-      metrics: [...query.metrics],
-      from,
-      to,
-      timezone: query.timezone,
-      rows,
-      rowCount: rows.length,
-    },
-    truncated: allRows.length > limit,
+    body,
+    truncated: allRows.length > offset + limit,
     totalRows: allRows.length,
   };
+}
+
+/**
+ * V1: the cells a CSV answer holds once parsed (RFC 4180 quoting undone): a header line of the
+ * ids, dimensions then metrics, then each row's values as JSON writes them; a text cell that
+ * begins with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, numbers never.
+ */
+export function csvCells(body: OracleBody): string[][] {
+  const ids = [...body.dimensions, ...body.metrics];
+  const cell = (value: string | number): string => {
+    if (typeof value === 'number') return JSON.stringify(value);
+    return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  };
+  return [ids, ...body.rows.map((row) => ids.map((id) => cell(row[id]!)))];
+}
+
+/**
+ * V1: RFC 4180's grammar (section 2 and its ABNF): records of fields separated by commas and ended
+ * by CRLF (the last one may lack it); a field holding a comma, a quote, a CR or an LF is enclosed
+ * in quotes, a quote inside doubled. Undefined when `text` follows it, else where it does not.
+ */
+export function rfc4180Violation(text: string): string | undefined {
+  let i = 0;
+  let record = 1;
+  while (i < text.length) {
+    if (text[i] === '"') {
+      i++;
+      for (;;) {
+        if (i >= text.length) return `record ${record}: a quoted field is not closed`;
+        if (text[i] === '"') {
+          if (text[i + 1] !== '"') break;
+          i++;
+        }
+        i++;
+      }
+      i++; // the closing quote
+    } else {
+      while (i < text.length && text[i] !== ',' && text[i] !== '\r' && text[i] !== '\n') {
+        if (text[i] === '"') return `record ${record}: a quote inside an unquoted field`;
+        i++;
+      }
+    }
+    if (i >= text.length) return undefined; // the last record, without its CRLF
+    if (text[i] === ',') {
+      i++;
+      if (i >= text.length) return undefined; // an empty last field
+    } else if (text[i] === '\r' && text[i + 1] === '\n') {
+      i += 2;
+      record++;
+    } else {
+      const near = JSON.stringify(text.slice(Math.max(0, i - 10), i + 10));
+      return `record ${record}, near ${near}: ${JSON.stringify(text[i])} outside quotes where a field must end`;
+    }
+  }
+  return undefined;
 }
 
 function metricValue(g: Group, metric: MetricId): number {

@@ -1,21 +1,34 @@
 // The API against an independent oracle (test/helpers/oracle.ts, written from SPEC.md only) on
 // ~1,650 generated orders full of edge cases, for hundreds of random queries and several Report
-// settings. Deterministic: the seed is printed; ORACLE_SEED=<n> replays another one.
+// settings. About 40 % of the queries use section 14's parameters (F1 filters, G2 granularity,
+// O1 offset), and some of those are asked again as CSV (V1). Deterministic: the seed is printed;
+// ORACLE_SEED=<n> replays another one.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { buildApp } from '../../src/app.js';
 import { updateReportSettings } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import {
   DEFAULT_SETTINGS,
   DIMENSION_IDS,
+  FILTER_DIMENSIONS,
+  GRANULARITIES,
   METRIC_IDS,
+  MAX_OFFSET,
   addDays,
+  csvCells,
   currentOrders,
   earliestFrom,
   oracle,
   queryFromSearch,
+  resolveIds,
+  rfc4180Violation,
   type DimensionId,
+  type FilterDimension,
+  type Filters,
+  type Granularity,
   type MetricId,
   type OracleAnswer,
   type RawOrder,
@@ -232,6 +245,9 @@ const STATUSES = [
   ['completed ', 1],
   ['📦 shipped', 1],
   ['ｆｕｌｆｉｌｌｅｄ', 1],
+  // V1: text a spreadsheet would evaluate, with a comma and quotes.
+  ['=HYPERLINK("https://x.example","x")', 1],
+  ['-1', 1],
 ] as const;
 
 const COUNTRIES = [
@@ -449,6 +465,8 @@ interface GeneratedQuery {
   to: string;
   timezone: string;
   limit?: number;
+  /** V1: the same query is also asked as CSV, by `format=csv` or by `Accept: text/csv`. */
+  csv?: 'format' | 'accept';
 }
 
 function idParam(name: string, ids: readonly string[]): string {
@@ -513,7 +531,79 @@ function generatePeriod(days: readonly string[]): { from: string; to: string } {
   }
 }
 
-function generateQuery(lines: readonly RawOrder[], settings: ReportSettings): GeneratedQuery {
+/**
+ * F1: the values a filter draws from: values rows show, values no row shows (other case, other
+ * spelling, a trailing slash, absent ones) and statuses S1 may exclude.
+ */
+const FILTER_VALUES: Record<FilterDimension, readonly string[]> = {
+  store: [
+    ...STORES,
+    ...STORES,
+    'https://absent.example',
+    'https://shop.example.com/',
+    'HTTPS://BOUTIQUE.EXAMPLE.FR',
+  ],
+  country: [
+    ...['FR', 'BE', 'DE', 'US', 'GB', 'CH', 'IN', 'NZ', 'Unknown', 'Unknown', 'Unknown'],
+    ...['fr', 'unknown', 'UNKNOWN', 'XX', 'Fr'],
+  ],
+  customer_type: ['new', 'returning', 'anonymous', 'new', 'returning', 'anonymous', 'New', 'guest'],
+  status: [...STATUSES.map(([status]) => status), 'completed', 'processing', 'shipped', 'COMPLETED'],
+};
+
+const FILTER_COUNT = [
+  [1, 60],
+  [2, 30],
+  [3, 8],
+  [4, 2],
+] as const;
+const FILTER_VALUE_COUNT = [
+  [1, 55],
+  [2, 30],
+  [3, 15],
+] as const;
+
+function generateFilters(): Filters {
+  const filters: Filters = {};
+  for (const id of shuffle(FILTER_DIMENSIONS).slice(0, weighted(FILTER_COUNT))) {
+    const count = weighted(FILTER_VALUE_COUNT);
+    filters[id] = Array.from({ length: count }, () => pick(FILTER_VALUES[id]));
+  }
+  return filters;
+}
+
+/** F1 parameters, sometimes with blanks, empty items, duplicates or the parameter given twice. */
+function filterParams(filters: Filters): string[] {
+  const enc = (s: string) => encodeURIComponent(s).replace(/%2C/g, ',');
+  const params: string[] = [];
+  for (const id of FILTER_DIMENSIONS) {
+    const values = filters[id];
+    if (values === undefined) continue;
+    const name = `filter.${id}`;
+    if (values.length > 1 && chance(0.15)) {
+      const cut = int(1, values.length - 1);
+      params.push(
+        `${name}=${enc(values.slice(0, cut).join(','))}`,
+        `${name}=${enc(values.slice(cut).join(','))}`,
+      );
+      continue;
+    }
+    let items = [...values];
+    if (chance(0.2)) {
+      items = items.map((v) => (chance(0.4) ? ` ${v} ` : v));
+      items.splice(int(0, items.length), 0, '');
+      if (chance(0.5)) items.push(pick(values));
+    }
+    params.push(`${name}=${enc(items.join(','))}`);
+  }
+  return params;
+}
+
+function generateQuery(
+  lines: readonly RawOrder[],
+  settings: ReportSettings,
+  extendedShare = 0.4,
+): GeneratedQuery {
   const dimensionCount = weighted([
     [0, 15],
     [1, 35],
@@ -529,13 +619,41 @@ function generateQuery(lines: readonly RawOrder[], settings: ReportSettings): Ge
   const { from, to } = generatePeriod(days);
   const timezone = chance(0.15) ? undefined : pick(TIME_ZONES);
   const base = { dimensions, metrics, from, to, timezone: timezone ?? 'UTC' };
-  const total = oracle(lines, settings, base).totalRows;
+
+  // Section 14 in about 40 % of the queries (extendedShare): filters, granularity and offset.
+  const extended = chance(extendedShare);
+  let filters: Filters | undefined;
+  let granularity: Granularity | undefined;
+  let offsetChoice = false;
+  if (extended) {
+    do {
+      if (chance(0.55)) filters = generateFilters();
+      if (chance(0.55)) granularity = pick(GRANULARITIES); // `day` given explicitly too
+      offsetChoice = chance(0.45);
+    } while (filters === undefined && granularity === undefined && !offsetChoice);
+  }
+  // T3 rows of the query before O1 and T6 (the oracle reads the cleaned filter values).
+  const cleaned =
+    filters && Object.fromEntries(Object.entries(filters).map(([id, v]) => [id, resolveIds(v)]));
+  const total = oracle(lines, settings, { ...base, filters: cleaned, granularity }).totalRows;
+  const offset = !offsetChoice
+    ? undefined
+    : weighted([
+        [0, 10],
+        [int(1, 3), 25],
+        [total > 1 ? int(1, total - 1) : 1, 25],
+        [Math.max(total - 1, 0), 10],
+        [total, 10],
+        [total + int(1, 20), 12],
+        [MAX_OFFSET, 8],
+      ] as const);
+  const remaining = Math.max(total - (offset ?? 0), 0);
   const limit = weighted([
     [undefined, 40],
     [100_000, 8],
-    [total > 1 ? int(1, total - 1) : 1, 27],
-    [Math.max(total, 1), 10],
-    [total + 1, 5],
+    [remaining > 1 ? int(1, remaining - 1) : 1, 27],
+    [Math.max(remaining, 1), 10],
+    [remaining + 1, 5],
     [int(1, 50), 10],
   ] as const);
   const params = [idParam('metrics', metrics)];
@@ -543,17 +661,53 @@ function generateQuery(lines: readonly RawOrder[], settings: ReportSettings): Ge
   params.push(`from=${from}`, `to=${to}`);
   if (timezone !== undefined) params.push(`timezone=${encodeURIComponent(timezone)}`);
   if (limit !== undefined) params.push(`limit=${limit}`);
-  return { path: `/api/reports/tabular?${shuffle(params).join('&')}`, ...base, limit };
+  if (filters) params.push(...filterParams(filters));
+  if (granularity !== undefined) params.push(`granularity=${granularity}`);
+  if (offset !== undefined) params.push(`offset=${offset}`);
+  const csv = extended && chance(0.3) ? pick(['format', 'accept'] as const) : undefined;
+  return {
+    path: `/api/reports/tabular?${shuffle(params).join('&')}`,
+    ...base,
+    limit,
+    ...(csv ? { csv } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Comparison
 
-const BODY_KEYS = ['dimensions', 'metrics', 'from', 'to', 'timezone', 'rows', 'rowCount'];
+/** What the comparisons need of a service: GET with a key. */
+type Client = Pick<TestService, 'get'>;
+
+/**
+ * A second app on the same database, answered by the SQL report engine alone (REPORT_ENGINE=sql),
+ * so that section 14 is checked on it too, not only on the columnar engine (the default) that
+ * answers most queries once its snapshot is built.
+ */
+async function sqlEngineClient(service: TestService): Promise<Client & { close(): Promise<void> }> {
+  const app = await buildApp(
+    {
+      ...service.config,
+      secretKey: service.config.secretKey, // a getter, not copied by the spread
+      reportEngine: 'sql',
+    },
+    { db: service.db, logger: false },
+  );
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    get: (path, key, headers = {}) =>
+      fetch(`${base}${path}`, {
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+      }),
+    close: () => app.close(),
+  };
+}
 
 /** undefined when the API answers exactly as the oracle; otherwise a readable description. */
 async function compare(
-  service: TestService,
+  service: Client,
   key: string,
   lines: readonly RawOrder[],
   settings: ReportSettings,
@@ -571,10 +725,12 @@ async function compare(
   if (response.status !== 200) return `${context}\n  status ${response.status}: ${text}`;
   const body = JSON.parse(text) as Record<string, unknown> & { rows: unknown[] };
   const problems: string[] = [];
-  if (JSON.stringify(Object.keys(body)) !== JSON.stringify(BODY_KEYS)) {
-    problems.push(`T2 body keys ${JSON.stringify(Object.keys(body))}`);
+  // T2's keys, and section 14's (granularity, filters, offset) only where they are not defaults.
+  const keys = Object.keys(expected.body) as (keyof OracleAnswer['body'])[];
+  if (JSON.stringify(Object.keys(body)) !== JSON.stringify(keys)) {
+    problems.push(`T2 body keys: expected ${JSON.stringify(keys)}, got ${JSON.stringify(Object.keys(body))}`);
   }
-  for (const field of ['dimensions', 'metrics', 'from', 'to', 'timezone', 'rowCount'] as const) {
+  for (const field of keys.filter((k) => k !== 'rows')) {
     if (JSON.stringify(body[field]) !== JSON.stringify(expected.body[field])) {
       problems.push(
         `${field}: expected ${JSON.stringify(expected.body[field])}, got ${JSON.stringify(body[field])}`,
@@ -604,12 +760,59 @@ async function compare(
   } catch {
     if (problems.length === 0) problems.push('body differs (deepEqual)');
   }
+  if (query.csv) problems.push(...(await compareCsv(service, key, query, expected)));
   return problems.length === 0 ? undefined : `${context}\n  ${problems.join('\n  ')}`;
+}
+
+/** V1: the same query as CSV has the oracle's cells, header line first, and the same T6 header. */
+async function compareCsv(
+  service: Client,
+  key: string,
+  query: GeneratedQuery,
+  expected: OracleAnswer,
+): Promise<string[]> {
+  const response =
+    query.csv === 'format'
+      ? await service.get(`${query.path}&format=csv`, key)
+      : await service.get(query.path, key, { accept: 'text/csv' });
+  const text = await response.text();
+  const how = query.csv === 'format' ? 'format=csv' : 'Accept: text/csv';
+  if (response.status !== 200) return [`V1 (${how}) status ${response.status}: ${text}`];
+  const problems: string[] = [];
+  const type = response.headers.get('content-type');
+  if (type !== 'text/csv; charset=utf-8') problems.push(`V1 (${how}) content-type ${type}`);
+  const header = response.headers.get('x-rows-truncated');
+  if ((header === 'true') !== expected.truncated) {
+    problems.push(
+      `V1 (${how}) X-Rows-Truncated: expected ${expected.truncated ? 'true' : 'absent'}, got ${header}`,
+    );
+  }
+  if (!text.endsWith('\r\n')) problems.push(`V1 (${how}) the last line does not end with CRLF`);
+  const grammar = rfc4180Violation(text);
+  if (grammar !== undefined) problems.push(`V1 (${how}) not RFC 4180: ${grammar}`);
+  let cells: string[][];
+  try {
+    cells = parseCsv(text, { record_delimiter: '\r\n' }) as string[][];
+  } catch (error) {
+    return [...problems, `V1 (${how}) not RFC 4180: ${(error as Error).message}`];
+  }
+  const want = csvCells(expected.body);
+  const n = Math.max(cells.length, want.length);
+  for (let i = 0; i < n; i++) {
+    if (JSON.stringify(cells[i]) !== JSON.stringify(want[i])) {
+      problems.push(
+        `V1 (${how}) first differing line #${i} (of ${want.length} expected, ${cells.length} returned):\n` +
+          `    expected ${JSON.stringify(want[i])}\n    actual   ${JSON.stringify(cells[i])}`,
+      );
+      break;
+    }
+  }
+  return problems;
 }
 
 async function compareMany(
   t: { diagnostic(message: string): void },
-  service: TestService,
+  service: Client,
   key: string,
   lines: readonly RawOrder[],
   settings: ReportSettings,
@@ -618,15 +821,21 @@ async function compareMany(
   const mismatches: string[] = [];
   let truncated = 0;
   let rows = 0;
+  let extended = 0;
+  let csv = 0;
   for (const query of queries) {
     const mismatch = await compare(service, key, lines, settings, query);
     if (mismatch) mismatches.push(mismatch);
-    const expected = oracle(lines, settings, queryFromSearch(new URL(query.path, 'http://x').searchParams));
+    const parsed = queryFromSearch(new URL(query.path, 'http://x').searchParams);
+    const expected = oracle(lines, settings, parsed);
     if (expected.truncated) truncated++;
     rows += expected.body.rowCount;
+    if (/[?&](filter\.|granularity=|offset=)/.test(query.path)) extended++;
+    if (query.csv) csv++;
   }
   t.diagnostic(
-    `seed ${SEED}: ${queries.length} queries compared (${rows} rows, ${truncated} truncated), ` +
+    `seed ${SEED}: ${queries.length} queries compared (${rows} rows, ${truncated} truncated; ` +
+      `${extended} with F1/G2/O1 parameters, ${csv} also as CSV), ` +
       `${mismatches.length} mismatches`,
   );
   assert.equal(
@@ -700,7 +909,7 @@ describe(`oracle: API figures equal an independent implementation of the SPEC (s
   });
   after(() => service?.cleanup());
 
-  test('default Report settings (S1, S2 defaults): 150 random queries', async (t) => {
+  test('default Report settings (S1, S2 defaults): 150 random queries, 40 % with F1/G2/O1 (V1 for some)', async (t) => {
     t.diagnostic(
       `seed ${SEED}: ${lines.length} lines imported for the organization, ${currentOrders(lines).length} ` +
         `orders after replacements (${otherLines.length} lines, ${currentOrders(otherLines).length} orders for the other)`,
@@ -718,6 +927,18 @@ describe(`oracle: API figures equal an independent implementation of the SPEC (s
       await compareMany(t, service, key, lines, settings, queries);
     });
   }
+
+  test('REPORT_ENGINE=sql: 50 queries on the SQL engine alone, 70 % with F1/G2/O1 (V1 for some)', async (t) => {
+    await updateReportSettings(service.db, orgId, DEFAULT_SETTINGS);
+    const sql = await sqlEngineClient(service);
+    try {
+      const queries: GeneratedQuery[] = [];
+      for (let i = 0; i < 50; i++) queries.push(generateQuery(lines, DEFAULT_SETTINGS, 0.7));
+      await compareMany(t, sql, key, lines, DEFAULT_SETTINGS, queries);
+    } finally {
+      await sql.close();
+    }
+  });
 
   test('tenancy: the other organization sees only its own orders (30 queries)', async (t) => {
     const queries: GeneratedQuery[] = [];

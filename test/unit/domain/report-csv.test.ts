@@ -35,6 +35,8 @@ test('V1: a text cell that could start a formula gets a leading quote; numbers n
     statuses.map((_, i) => String(-i - 0.5)),
   );
   assert.match(csv, /"a,""b"""/);
+  assert.match(csv, /\r\n"'\rCR",/, 'a lone CR is quoted (RFC 4180)');
+  assert.match(csv, /\r\n"multi\nline",/, 'a lone LF is quoted (RFC 4180)');
 });
 
 test('V1: no rows is the header line alone', () => {
