@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config.ts', 'test/**', 'bench/**', 'scripts/**'],
+    files: ['src/config.ts', 'test/**', 'bench/**', 'scripts/**', 'docs/**'], // docs/: standalone examples
     rules: { 'no-restricted-properties': 'off' },
   },
 );

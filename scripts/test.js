@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Runs the unit tests, then the integration tests once per database engine (embedded PGlite,
-// PostgreSQL server), and ends with one line "N passed, N failed, N skipped". Under CI=true a
-// skipped test fails the run: a test that needs a service must fail, not skip, where CI runs it
-// (engine-specific suites register nothing on the other engine instead of skipping).
+// Runs the unit tests, the contract tests (embedded engine), then the integration tests once per
+// database engine (embedded PGlite, PostgreSQL server), and ends with one line "N passed, N failed,
+// N skipped". Under CI=true a skipped test fails the run: a test that needs a service must fail,
+// not skip, where CI runs it (engine-specific suites register nothing on the other engine instead
+// of skipping).
 // PostgreSQL comes from TEST_DATABASE_URL, or else from a throwaway cluster started on 127.0.0.1
 // when Debian's server binaries are installed; without either, the PostgreSQL run fails under
 // CI=true and is skipped elsewhere.
@@ -15,7 +16,7 @@ import { once } from 'node:events';
 import { startTempPostgres } from './temp-postgres.js';
 
 const root = path.resolve(import.meta.dirname, '..');
-const only = process.argv.slice(2); // e.g. `npm test -- unit` or `npm test -- integration:embedded`
+const only = process.argv.slice(2); // e.g. `npm test -- unit`, `npm test -- contract` or `npm test -- integration:embedded`
 
 function testFiles(dir) {
   const full = path.join(root, 'dist/test', dir);
@@ -62,6 +63,8 @@ async function suite(name, dir, env) {
 }
 
 await suite('unit', 'unit', {});
+// Issue 10: the OpenAPI document against the running service (Prism, Redocly), embedded engine only.
+await suite('contract', 'contract', { TEST_ENGINE: 'embedded' });
 await suite('integration:embedded', 'integration', { TEST_ENGINE: 'embedded' });
 if (only.length === 0 || only.some((o) => 'integration:postgres'.startsWith(o))) {
   let temp;

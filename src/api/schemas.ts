@@ -8,7 +8,7 @@
 // the same queries, so the document promises what the service does.
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { DIMENSIONS, METRICS } from '../catalog.js';
-import { ERROR_CODES, ERROR_KINDS } from '../errors.js';
+import { ERROR_CODES, ERROR_KINDS, type ErrorCode } from '../errors.js';
 import { GRANULARITIES } from '../query/dates.js';
 import {
   DEFAULT_LIMIT,
@@ -173,8 +173,10 @@ const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds after which a retry 
 const ERROR_MESSAGE = 'E1: what is wrong, in French, naming the parameter at fault and what is allowed.';
 
 /** An error body (E1, E3) whose `code` is one of the kinds with this status. */
-function errorBody(status: number, extra: Record<string, TSchema> = {}) {
-  const codes = ERROR_CODES.filter((code) => ERROR_KINDS[code].status === status);
+function errorBody(status: number, extra: Record<string, TSchema> = {}, only?: readonly ErrorCode[]) {
+  const codes = ERROR_CODES.filter(
+    (code) => ERROR_KINDS[code].status === status && (only === undefined || only.includes(code)),
+  );
   return Type.Object(
     {
       error: Type.String({ description: ERROR_MESSAGE }),
@@ -187,14 +189,21 @@ function errorBody(status: number, extra: Record<string, TSchema> = {}) {
 
 const json = (schema: TSchema) => ({ 'application/json': { schema } });
 
-function errorResponse(status: number, description: string, extra: Record<string, TSchema> = {}) {
-  return { description, content: json(errorBody(status, extra)) };
+function errorResponse(
+  status: number,
+  description: string,
+  extra: Record<string, TSchema> = {},
+  only?: readonly ErrorCode[],
+) {
+  return { description, content: json(errorBody(status, extra, only)) };
 }
 
 const requestId = { requestId: Type.String({ description: 'E2: quote it when reporting the failure.' }) };
 
 /** 4xx and 5xx answers common to the operations that need a key. */
 const KEYED_ERRORS = {
+  408: errorResponse(408, 'The client took too long to send its request (`REQUEST_TIMEOUT`).'),
+  431: errorResponse(431, 'Request headers over 16 KiB (`HEADERS_TOO_LARGE`), refused before routing.'),
   401: {
     ...errorResponse(
       401,
@@ -314,6 +323,9 @@ export const CATALOG_RESPONSES = {
     headers: { ...RATE_HEADERS, ...CACHE_CONTROL },
     content: json(CatalogBody),
   },
+  400: errorResponse(400, 'A malformed request, e.g. a body on this GET (`BAD_REQUEST`).', {}, [
+    'BAD_REQUEST',
+  ]),
   ...KEYED_ERRORS,
 };
 

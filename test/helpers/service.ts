@@ -30,7 +30,12 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     async addOrganization(name, orders) {
       const org = await createOrganization(database.db, { name });
       await setSubscription(database.db, org.id, 'active');
-      if (orders.length > 0) await importOrderRecords(database.db, org.id, orders);
+      if (orders.length > 0) {
+        const result = await importOrderRecords(database.db, org.id, orders);
+        // A fixture the import refuses (I1) would quietly leave an empty organization.
+        if ('refused' in result && result.refused)
+          throw new Error(`fixture refused: ${JSON.stringify(result).slice(0, 500)}`);
+      }
       const { key } = await createApiKey(database.db, org.id, `${name} tests`);
       return { org, key };
     },
