@@ -70,23 +70,15 @@ function single(raw: RawQuery, name: string): string | undefined {
   );
 }
 
-function limit(raw: RawQuery): number {
-  const text = single(raw, 'limit');
-  if (text === undefined) return DEFAULT_LIMIT;
-  const value = /^[0-9]{1,7}$/.test(text) ? Number(text) : NaN;
-  if (!(value >= 1 && value <= MAX_LIMIT)) {
-    throw invalidParameter('limit', text, `entier de 1 à ${MAX_LIMIT} attendu`);
-  }
-  return value;
-}
-
-function offset(raw: RawQuery): number {
-  const text = single(raw, 'offset');
-  if (text === undefined) return 0;
-  const value = /^[0-9]{1,8}$/.test(text) ? Number(text) : NaN;
-  if (!(value >= 0 && value <= MAX_OFFSET)) {
-    throw invalidParameter('offset', text, `entier de 0 à ${MAX_OFFSET} attendu`);
-  }
+/** P6, O1: a decimal integer in [min, max] (digits only: no sign, point or exponent), or the default. */
+function integerParameter(raw: RawQuery, name: string, fallback: number, min: number, max: number): number {
+  const text = single(raw, name);
+  if (text === undefined) return fallback;
+  // At most one digit more than the maximum has (one leading zero), as P6 has always read it.
+  const digits = new RegExp(`^[0-9]{1,${String(max).length + 1}}$`);
+  const value = digits.test(text) ? Number(text) : NaN;
+  if (!(value >= min && value <= max))
+    throw invalidParameter(name, text, `entier de ${min} à ${max} attendu`);
   return value;
 }
 
@@ -170,9 +162,9 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     from,
     to,
     timezone,
-    limit: limit(raw),
+    limit: integerParameter(raw, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT),
     filters: filtered.filters,
     granularity: granularity(raw),
-    offset: offset(raw),
+    offset: integerParameter(raw, 'offset', 0, 0, MAX_OFFSET),
   };
 }
