@@ -152,8 +152,9 @@ export async function openApi(app: FastifyInstance): Promise<void> {
   // scripts stay files of this origin, and it asks no outside validator.
   await app.register(swaggerUi, {
     routePrefix: DOCS_PATH,
-    uiConfig: { url: OPENAPI_PATH, validatorUrl: null, deepLinking: false, tryItOutEnabled: false },
+    // The page reads the document at /api/docs/json (the plugin's own copy of app.swagger()).
+    uiConfig: { validatorUrl: null, deepLinking: false, tryItOutEnabled: false },
     staticCSP:
-      "default-src 'self'; base-uri 'none'; font-src 'self'; frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'; connect-src 'self'",
+      "default-src 'self'; base-uri 'none'; font-src 'self'; frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'; connect-src 'self'; form-action 'self'",
   });
 }

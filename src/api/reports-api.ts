@@ -1,6 +1,6 @@
 // The public read-only API (SPEC sections 6–11). Routes are thin: authenticate (api-authentication),
 // parse, call the core (runTabularReport), map the result or the error to HTTP.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import { DIMENSIONS, METRICS } from '../catalog.js';
@@ -10,14 +10,13 @@ import { appError, AppError, invalidParameter } from '../errors.js';
 import type { ApiCaller } from '../auth/authenticate.js';
 import { runTabularReport } from '../domain/tabular-report.js';
 import type { ReportEngine } from '../metrics/engine.js';
-import { parseFormat, parseTabularQuery, type Format, type RawQuery } from '../query/parse.js';
-import Negotiator from 'negotiator';
+import { parseTabularQuery, type Format, type RawQuery } from '../query/parse.js';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { apiAuthentication } from './api-authentication.js';
+import { answerFormat } from './negotiation.js';
 import { CATALOG_RESPONSES, rawQuery, schemaView, TABULAR_RESPONSES, TabularParameters } from './schemas.js';
-import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
 
 export interface ReportsApiDeps {
@@ -36,18 +35,6 @@ const CONTENT_TYPES: Readonly<Record<Format, string>> = {
   json: 'application/json; charset=utf-8',
   csv: 'text/csv; charset=utf-8',
 };
-
-/**
- * V1: `format` when given, else CSV when the Accept header names text/csv and prefers it to JSON;
- * JSON otherwise (no Accept, `*\/*`, `text/*`, or types the API does not make: as before V1).
- */
-function answerFormat(query: RawQuery, accept: string | undefined): Format {
-  const asked = parseFormat(query);
-  if (asked) return asked;
-  if (accept === undefined || !accept.toLowerCase().includes('text/csv')) return 'json';
-  const best = new Negotiator({ headers: { accept } }).mediaType(['application/json', 'text/csv']);
-  return best === 'text/csv' ? 'csv' : 'json';
-}
 
 /** A query the schema refused though the parse step accepted it: the parameter at fault, in French. */
 function schemaRefusal(errors: readonly FastifySchemaValidationError[]) {

@@ -4,8 +4,10 @@
 //
 // The query string's rules and their French messages (section 10) stay in the parse step
 // (src/query/parse.ts). A request the schema refuses is handed to it for the message; a property
-// test (test/unit/api/schemas.test.ts) checks that the schema and the parse step accept exactly
-// the same queries, so the document promises what the service does.
+// test (test/unit/api/schemas.test.ts) checks that the schema accepts every query the parse step
+// accepts, so the document never forbids what the service takes. The parse step is the stricter
+// of the two where JSON Schema cannot say a rule (decimal digits only, a real time zone, `from`
+// not after `to`): those answers are the documented 400s.
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { DIMENSIONS, METRICS } from '../catalog.js';
 import { ERROR_CODES, ERROR_KINDS, type ErrorCode } from '../errors.js';
@@ -34,7 +36,7 @@ const commaList = (items: TSchema, options: Record<string, unknown>) => Type.Arr
 
 const filter = (dimension: string, description: string, examples: readonly string[][]) =>
   Type.Optional(
-    commaList(Type.String({ minLength: 1 }), {
+    commaList(Type.String({ minLength: 1, pattern: '^[^\\u0000]+$' }), {
       minItems: 1,
       maxItems: MAX_FILTER_VALUES,
       description: `F1: keeps the orders whose ${dimension} is one of these values (compared exactly as a row shows them).${description ? ` ${description}` : ''} Applies whether or not the dimension is requested; several filters combine with AND.`,
@@ -95,7 +97,8 @@ export const TabularParameters = Type.Object(
         minimum: 0,
         maximum: MAX_OFFSET,
         default: 0,
-        description: 'O1: rows skipped in T3 order before `limit` applies, to page through any answer.',
+        description:
+          'O1: rows skipped in T3 order before `limit` applies, in decimal digits, to page through any answer. Pages are separate requests: give `from` and `to` so that they cover the same period.',
       }),
     ),
     granularity: Type.Optional(

@@ -8,7 +8,7 @@ export type ReportRow = Record<string, string | number>;
 
 export interface ReportRows {
   readonly rows: ReportRow[];
-  /** T6: more rows existed than the plan's limit. */
+  /** T6, O1: rows remain after the plan's offset + limit. */
   readonly truncated: boolean;
 }
 

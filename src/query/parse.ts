@@ -84,7 +84,7 @@ function integerParameter(raw: RawQuery, name: string, fallback: number, min: nu
 
 function granularity(raw: RawQuery): Granularity {
   const text = single(raw, 'granularity');
-  if (text === undefined) return 'day';
+  if (text === undefined) return NO_EXTENSIONS.granularity;
   if (!isGranularity(text))
     throw invalidParameter('granularity', text, `${GRANULARITIES.join(', ')} attendu`);
   return text;
@@ -104,6 +104,9 @@ function filters(raw: RawQuery): { filters: Filters; unknown: string[] } {
       continue;
     }
     const values = parseIdList(value);
+    const withNul = values.find((v) => v.includes('\u0000'));
+    // No stored value has one (the import refuses it), and PostgreSQL's text refuses it outright.
+    if (withNul !== undefined) throw invalidParameter(name, withNul, 'caractère NUL interdit');
     if (values.length === 0) {
       throw invalidParameter(
         name,
@@ -156,6 +159,7 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
       'nom de fuseau horaire IANA attendu, par exemple Europe/Paris',
     );
   }
+  const bucket = granularity(raw);
   return {
     dimensions: dimensionIds.filter(isDimensionId),
     metrics: metricIds.filter(isMetricId),
@@ -164,7 +168,8 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     timezone,
     limit: integerParameter(raw, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT),
     filters: filtered.filters,
-    granularity: granularity(raw),
-    offset: integerParameter(raw, 'offset', 0, 0, MAX_OFFSET),
+    // G2: checked always; without the date dimension it changes nothing, not even the echo or the cache entry.
+    granularity: dimensionIds.includes('date') ? bucket : NO_EXTENSIONS.granularity,
+    offset: integerParameter(raw, 'offset', NO_EXTENSIONS.offset, 0, MAX_OFFSET),
   };
 }

@@ -532,7 +532,8 @@ export function oracle(
     from,
     to,
     timezone: query.timezone,
-    ...(granularity !== 'day' ? { granularity } : {}),
+    // G2: without the date dimension the granularity changes nothing, its echo included.
+    ...(granularity !== 'day' && query.dimensions.includes('date') ? { granularity } : {}),
     ...(given.length > 0 ? { filters: Object.fromEntries(given.map((d) => [d, [...filters[d]!]])) } : {}),
     ...(offset !== 0 ? { offset } : {}),
     rows,

@@ -1,18 +1,18 @@
 // A report plan over a snapshot, with the same answer as the SQL engine (the reference): same
 // period (T1), excluded statuses (S1), net revenue (S2), customer rules (U2–U5), exact sums each
-// rounded once (M1), code-point order (T3), totals row (T5) and limit (T6).
+// rounded once (M1), code-point order (T3), totals row (T5), limit (T6), and section 14's filters
+// (F1), date buckets (G2) and offset (O1).
 //
 // Each row is a combination of dimension values; its key is a mixed-radix number whose digits are
 // the T3 ranks of the values, first dimension most significant, so rows in key order are in T3
 // order. Small key spaces use a dense slot table (rows come out already sorted), large ones a map.
 import type { DimensionId, MetricId } from '../../catalog.js';
+import { bucketStart } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportRow, ReportRows } from '../engine.js';
 import type { DayBuckets } from './day-buckets.js';
-import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero } from './exact.js';
+import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero, type Dictionary } from './exact.js';
 import { Groups } from './groups.js';
-import { bucketStart } from '../../query/dates.js';
-import type { Dictionary } from './exact.js';
 import type { Snapshot } from './snapshot.js';
 
 const DENSE_KEYS = 1 << 21;
@@ -217,7 +217,10 @@ function kept(dictionary: Dictionary, values: readonly string[] | undefined): Ui
   return mask;
 }
 
-/** Groups in T3 order into rows (T2), the first `limit` of them (T6); one totals row without dimensions (T5). */
+/**
+ * Groups in T3 order into rows (T2): `limit` of them after the first `offset` (T6, O1); one totals
+ * row without dimensions (T5), which any offset skips.
+ */
 function shape(
   plan: ReportPlan,
   keys: readonly DimensionKey[],

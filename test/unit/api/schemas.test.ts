@@ -59,7 +59,7 @@ const pieces: Record<string, readonly string[]> = {
   'filter.store': ['https://a.example', 'a,b', '', ',', ' x '],
   'filter.country': ['FR', 'Unknown', 'fr,DE', ''],
   'filter.customer_type': ['new', 'returning,anonymous', 'other', ''],
-  'filter.status': ['completed', '=SUM(A1)', '', 'a, ,b'],
+  'filter.status': ['completed', '=SUM(A1)', '', 'a, ,b', 'nul\u0000'],
   'filter.date': ['2026-01-01'],
   other: ['ignored'],
 };

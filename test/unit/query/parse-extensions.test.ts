@@ -71,7 +71,7 @@ test('F1: other parameters that merely look alike are ignored (P7)', () => {
 
 test('G2: the five granularities; anything else names the parameter and the allowed values', () => {
   for (const g of ['day', 'week', 'month', 'quarter', 'year'])
-    assert.equal(parse({ granularity: g }).granularity, g);
+    assert.equal(parse({ dimensions: 'date', granularity: g }).granularity, g);
   for (const bad of ['', 'Month', 'hour', 'weeks', ' day']) {
     rejects(
       () => parse({ granularity: bad }),
@@ -102,4 +102,19 @@ test('V1: format is json or csv when given, undefined when absent; anything else
   for (const bad of ['', 'CSV', 'xml', 'text/csv']) {
     rejects(() => parseFormat({ format: bad }), 'INVALID_PARAMETER', /^Paramètre format invalide/);
   }
+});
+
+test('F1: a filter value with a NUL character is a 400 naming the filter (no stored value has one)', () => {
+  rejects(
+    () => parse({ 'filter.status': 'a\u0000b' }),
+    'INVALID_PARAMETER',
+    /^Paramètre filter\.status invalide .*NUL/,
+  );
+});
+
+test('G2: without the date dimension the granularity is checked but changes nothing', () => {
+  assert.equal(parse({ granularity: 'week' }).granularity, 'day');
+  assert.equal(parse({ dimensions: 'store', granularity: 'month' }).granularity, 'day');
+  assert.equal(parse({ dimensions: 'store,date', granularity: 'month' }).granularity, 'month');
+  rejects(() => parse({ granularity: 'hour' }), 'INVALID_PARAMETER', /granularity/);
 });
