@@ -43,7 +43,11 @@ export async function seedDemo(db: Database, log: (line: string) => void): Promi
 
 /** Writes the demo's access to out: the terminal (stderr), never the JSON logs (finding 9). */
 export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): void {
-  const lines = [``, `Sales Metrics écoute sur ${baseUrl}`];
+  const lines = [
+    ``,
+    `Sales Metrics écoute sur ${baseUrl}`,
+    `Documentation de l’API : ${baseUrl}/api/docs (OpenAPI : ${baseUrl}/api/openapi.json)`,
+  ];
   if (demo.created && demo.apiKey) {
     lines.push(
       ``,
@@ -54,6 +58,7 @@ export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): voi
       `Essayez :`,
       `  curl -s -H 'Authorization: Bearer ${demo.apiKey}' '${baseUrl}/api/reports/catalog'`,
       `  curl -s -H 'Authorization: Bearer ${demo.apiKey}' '${baseUrl}/api/reports/tabular?metrics=orders,net_revenue,average_order_value&dimensions=store'`,
+      `  curl -s -H 'Authorization: Bearer ${demo.apiKey}' -H 'Accept: text/csv' '${baseUrl}/api/reports/tabular?metrics=orders,net_revenue&dimensions=date,store&granularity=month'`,
     );
   } else {
     lines.push(
