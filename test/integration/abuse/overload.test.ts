@@ -9,7 +9,9 @@ import { AppError } from '../../../src/errors.js';
 import { freshConfig, testOn } from '../../helpers/database.js';
 import { runCli, startServerOnFreshDatabase } from '../../helpers/processes.js';
 
-const ORDERS = Array.from({ length: 400 }, (_, i) => ({
+// Enough orders that a five-dimension report takes longer than the queue wait below on any machine
+// (with 400, a quiet machine answered all 60 requests in turn and shed none).
+const ORDERS = Array.from({ length: 3000 }, (_, i) => ({
   store: `https://shop-${i % 7}.example`,
   id: `o-${i}`,
   created_at: `2026-0${1 + (i % 3)}-${String(1 + (i % 28)).padStart(2, '0')}T${String(i % 24).padStart(2, '0')}:00:00Z`,
@@ -27,7 +29,7 @@ describe('issue 7, finding 6: load shedding', () => {
       REPORT_ENGINE: 'sql',
       REPORT_CONCURRENCY: '1',
       REPORT_CONCURRENCY_PER_ORG: '1',
-      REPORT_QUEUE_WAIT_MS: '100',
+      REPORT_QUEUE_WAIT_MS: '1', // any request that must wait for the one slot is shed
       RATE_LIMIT_MAX: '100000',
     });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'overload-'));
