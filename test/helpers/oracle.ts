@@ -83,6 +83,17 @@ export interface OracleQuery {
 
 export type Row = Record<string, string | number>;
 
+/** T2: the fields of an answer, in order, when no parameter of section 14 is used. */
+export const REFERENCE_FIELDS = [
+  'dimensions',
+  'metrics',
+  'from',
+  'to',
+  'timezone',
+  'rows',
+  'rowCount',
+] as const;
+
 export interface OracleBody {
   dimensions: string[];
   metrics: string[];

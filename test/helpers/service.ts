@@ -17,12 +17,25 @@ export interface TestService extends TestDatabase {
   get(path: string, key?: string, headers?: Record<string, string>): Promise<Response>;
 }
 
+/** Listens on a free loopback port; its base URL. */
+async function listenOnLoopback(app: FastifyInstance): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
+/** GET with the key in the Authorization header, as clients call the API. */
+const getter =
+  (baseUrl: string) =>
+  (path: string, key?: string, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${baseUrl}${path}`, {
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    });
+
 export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
   const database = await openTestDatabase(env);
   const app = await buildApp(database.config, { db: database.db, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const baseUrl = await listenOnLoopback(app);
   return {
     ...database,
     app,
@@ -33,20 +46,34 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       if (orders.length > 0) {
         const result = await importOrderRecords(database.db, org.id, orders);
         // A fixture the import refuses (I1) would quietly leave an empty organization.
-        if ('refused' in result && result.refused)
-          throw new Error(`fixture refused: ${JSON.stringify(result).slice(0, 500)}`);
+        if (result.refused) throw new Error(`fixture refused: ${JSON.stringify(result).slice(0, 500)}`);
       }
       const { key } = await createApiKey(database.db, org.id, `${name} tests`);
       return { org, key };
     },
-    get(path, key, headers = {}) {
-      return fetch(`${baseUrl}${path}`, {
-        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
-      });
-    },
+    get: getter(baseUrl),
     async cleanup() {
       await app.close();
       await database.cleanup();
     },
   };
+}
+
+/**
+ * A second app on the service's database that answers with the SQL engine alone
+ * (REPORT_ENGINE=sql, the reference), beside the service's default engine.
+ */
+export async function startSqlEngineApp(
+  service: TestService,
+): Promise<Pick<TestService, 'baseUrl' | 'get'> & { close(): Promise<void> }> {
+  const app = await buildApp(
+    {
+      ...service.config,
+      secretKey: service.config.secretKey, // a getter, not copied by the spread
+      reportEngine: 'sql',
+    },
+    { db: service.db, logger: false },
+  );
+  const baseUrl = await listenOnLoopback(app);
+  return { baseUrl, get: getter(baseUrl), close: () => app.close() };
 }

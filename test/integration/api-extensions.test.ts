@@ -10,10 +10,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { startSqlEngineApp, startTestService, type TestService } from '../helpers/service.js';
 import {
   DEFAULT_SETTINGS,
   csvCells,
@@ -23,6 +21,7 @@ import {
   type OracleAnswer,
   type RawOrder,
   type Row,
+  REFERENCE_FIELDS,
 } from '../helpers/oracle.js';
 
 const A = 'https://a.example';
@@ -130,8 +129,7 @@ const enc = (s: string) => encodeURIComponent(s).replace(/%2C/g, ',');
 let service: TestService;
 let key: string;
 /** A second app on the same database with the SQL report engine alone (REPORT_ENGINE=sql). */
-let sqlApp: FastifyInstance | undefined;
-let sqlBaseUrl: string;
+let sqlApp: Awaited<ReturnType<typeof startSqlEngineApp>> | undefined;
 
 async function fetchText(query: string, headers: Record<string, string> = {}, baseUrl = service.baseUrl) {
   const response = await fetch(`${baseUrl}/api/reports/tabular?${query}`, {
@@ -145,7 +143,7 @@ async function matchesOracle(query: string): Promise<{ answer: OracleAnswer; row
   const answer = oracle(LINES, DEFAULT_SETTINGS, queryFromSearch(new URLSearchParams(query)));
   for (const [engine, baseUrl] of [
     ['columnar', service.baseUrl],
-    ['sql', sqlBaseUrl],
+    ['sql', sqlApp?.baseUrl ?? ''],
   ] as const) {
     const { response, text } = await fetchText(query, {}, baseUrl);
     const what = `${engine} engine, ${query}`;
@@ -189,17 +187,7 @@ describe('section 14 on orders built for it (F1, G2, O1, V1)', () => {
     // The import path the oracle test uses; every line must be taken.
     const result = await importOrderRecords(service.db, created.org.id, LINES);
     assert.equal(result.rejected, 0, JSON.stringify(result.errors.slice(0, 5)));
-    sqlApp = await buildApp(
-      {
-        ...service.config,
-        secretKey: service.config.secretKey, // a getter, not copied by the spread
-        reportEngine: 'sql',
-      },
-      { db: service.db, logger: false },
-    );
-    await sqlApp.listen({ port: 0, host: '127.0.0.1' });
-    const address = sqlApp.server.address();
-    sqlBaseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    sqlApp = await startSqlEngineApp(service);
   });
   after(async () => {
     await sqlApp?.close();
@@ -215,15 +203,7 @@ describe('section 14 on orders built for it (F1, G2, O1, V1)', () => {
       `metrics=orders&dimensions=customer_type,store&${MAY}&granularity=day&offset=0&format=json&filterstore=x`,
     ]) {
       const answer = oracle(LINES, DEFAULT_SETTINGS, queryFromSearch(new URLSearchParams(query)));
-      assert.deepEqual(Object.keys(answer.body), [
-        'dimensions',
-        'metrics',
-        'from',
-        'to',
-        'timezone',
-        'rows',
-        'rowCount',
-      ]);
+      assert.deepEqual(Object.keys(answer.body), REFERENCE_FIELDS);
       await matchesOracle(query); // byte for byte, on both engines
     }
   });
@@ -338,15 +318,7 @@ describe('section 14 on orders built for it (F1, G2, O1, V1)', () => {
     // Without the date dimension, granularity changes nothing (G2), not even the body.
     const totals = await matchesOracle(`${period.replace('&dimensions=date', '')}&granularity=month`);
     assert.deepEqual(totals.rows, [{ orders: 8, unique_customers: 1 }]);
-    assert.deepEqual(Object.keys(totals.answer.body), [
-      'dimensions',
-      'metrics',
-      'from',
-      'to',
-      'timezone',
-      'rows',
-      'rowCount',
-    ]);
+    assert.deepEqual(Object.keys(totals.answer.body), REFERENCE_FIELDS);
   });
 
   test('F1/U3: filters on Unknown countries and on each customer type', async () => {
@@ -523,7 +495,7 @@ describe('section 14 on orders built for it (F1, G2, O1, V1)', () => {
       for (const [how, path, headers, baseUrl] of [
         ['format=csv', `${query}&format=csv`, {}, service.baseUrl],
         ['Accept: text/csv', query, { accept: 'text/csv' }, service.baseUrl],
-        ['format=csv, SQL engine', `${query}&format=csv`, {}, sqlBaseUrl],
+        ['format=csv, SQL engine', `${query}&format=csv`, {}, sqlApp?.baseUrl ?? ''],
       ] as const) {
         const { response, text } = await fetchText(path, headers, baseUrl);
         assert.equal(response.status, 200, `${how} ${query}: ${text}`);

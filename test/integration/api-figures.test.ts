@@ -2,6 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { updateReportSettings } from '../../src/domain/organizations.js';
+import { REFERENCE_FIELDS } from '../helpers/oracle.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const A = 'https://a.example';
@@ -129,15 +130,7 @@ describe('tabular figures on hand-worked fixture orders', () => {
     const { body } = await table(
       `metrics=orders,items_sold,gross_sales,net_revenue,average_order_value,taxes,shipping,unique_customers,new_customers,returning_customers&${MARCH}`,
     );
-    assert.deepEqual(Object.keys(body), [
-      'dimensions',
-      'metrics',
-      'from',
-      'to',
-      'timezone',
-      'rows',
-      'rowCount',
-    ]);
+    assert.deepEqual(Object.keys(body), REFERENCE_FIELDS);
     assert.deepEqual(body.dimensions, []);
     assert.equal(body.from, '2026-03-01');
     assert.equal(body.to, '2026-03-31');

@@ -6,10 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { buildApp } from '../../src/app.js';
 import { updateReportSettings } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { startSqlEngineApp, startTestService, type TestService } from '../helpers/service.js';
 import {
   DEFAULT_SETTINGS,
   DIMENSION_IDS,
@@ -679,32 +678,6 @@ function generateQuery(
 /** What the comparisons need of a service: GET with a key. */
 type Client = Pick<TestService, 'get'>;
 
-/**
- * A second app on the same database, answered by the SQL report engine alone (REPORT_ENGINE=sql),
- * so that section 14 is checked on it too, not only on the columnar engine (the default) that
- * answers most queries once its snapshot is built.
- */
-async function sqlEngineClient(service: TestService): Promise<Client & { close(): Promise<void> }> {
-  const app = await buildApp(
-    {
-      ...service.config,
-      secretKey: service.config.secretKey, // a getter, not copied by the spread
-      reportEngine: 'sql',
-    },
-    { db: service.db, logger: false },
-  );
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  return {
-    get: (path, key, headers = {}) =>
-      fetch(`${base}${path}`, {
-        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
-      }),
-    close: () => app.close(),
-  };
-}
-
 /** undefined when the API answers exactly as the oracle; otherwise a readable description. */
 async function compare(
   service: Client,
@@ -930,7 +903,7 @@ describe(`oracle: API figures equal an independent implementation of the SPEC (s
 
   test('REPORT_ENGINE=sql: 50 queries on the SQL engine alone, 70 % with F1/G2/O1 (V1 for some)', async (t) => {
     await updateReportSettings(service.db, orgId, DEFAULT_SETTINGS);
-    const sql = await sqlEngineClient(service);
+    const sql = await startSqlEngineApp(service);
     try {
       const queries: GeneratedQuery[] = [];
       for (let i = 0; i < 50; i++) queries.push(generateQuery(lines, DEFAULT_SETTINGS, 0.7));
