@@ -79,8 +79,8 @@ function complete<T extends { paths?: object; components?: object }>(document: T
         }
       }
     }
+    const name = path.split('/').filter(Boolean).join('_');
     for (const method of REFUSED_METHODS) {
-      const name = path.split('/').filter(Boolean).join('_');
       operations[method] = {
         summary: `B2: refused (${method.toUpperCase()})`,
         operationId: `${method}_${name}`,

@@ -1,7 +1,8 @@
 // The web application's Reports → Revenue page: one row per UTC day, week, month, quarter or year
 // of the period (G2, as the API's `granularity`) and a totals row, computed by the report engine
-// the API uses (S3: no second money path), so the two agree to the cent and the page is as fast as the API: same period (T1), same excluded statuses (S1), net
-// revenue by the one definition (S2), sums exact and rounded once (M1).
+// the API uses (S3: no second money path), so the two agree to the cent and the page is as fast
+// as the API: same period (T1), same excluded statuses (S1), net revenue by the one definition
+// (S2), sums exact and rounded once (M1).
 import type { Deduction, MetricId, ReportSettings } from '../catalog.js';
 import { bucketStart, nextBucketStart, type Granularity } from '../query/dates.js';
 import { MAX_LIMIT, NO_EXTENSIONS } from '../query/parse.js';
