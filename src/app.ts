@@ -27,6 +27,9 @@ import { notFoundPage } from './web/not-found.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
 import { connectRedis, redisFallbackWarning } from './limits/redis.js';
 import { loggerOptions, stdoutLines, type LogDestination } from './logging.js';
+import { storeWebhooks } from './api/store-webhooks.js';
+import { storeSyncSetup } from './ingest/connectors/registry.js';
+import { StoreSyncWorker } from './ingest/connectors/worker.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -36,6 +39,8 @@ export interface AppDeps {
   readonly cache?: ResponseCache;
   /** false: no logs; a destination: JSON lines there instead of stdout (tests capture them). */
   readonly logger?: boolean | LogDestination;
+  /** Certificates the store connector trusts besides the usual ones (a test's stand-in store). */
+  readonly storeCa?: string | readonly string[];
 }
 
 /**
@@ -201,8 +206,30 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     timeZones,
   });
   await app.register(healthRoutes, { db: deps.db, redis });
+  // Issue 11: this instance's store sync worker (none with STORE_SYNC_WORKERS=0), started once
+  // the server is ready, stopped (its passes at their next page) when it closes.
+  const setup = storeSyncSetup(config, deps.storeCa);
+  const worker =
+    config.storeSyncWorkers > 0
+      ? new StoreSyncWorker(
+          deps.db,
+          setup.connectors,
+          setup.settings,
+          {
+            passEnded: (event) => app.log.info(event, 'store sync pass'),
+            failed: (error, connectionId) => app.log.error({ err: error, connectionId }, 'store sync failed'),
+          },
+          { concurrency: config.storeSyncWorkers, pollMs: config.storeSyncPollMs },
+        )
+      : undefined;
+  if (worker) {
+    app.addHook('onReady', async () => worker.start());
+    app.addHook('onClose', async () => worker.close());
+  }
+  const stores = { setup, kick: () => worker?.kick(), publicUrl: config.publicUrl };
+  await app.register(storeWebhooks, { db: deps.db, setup, kick: stores.kick });
   await app.register(webAssets);
-  await app.register(webApp, { config, db: deps.db, redis });
+  await app.register(webApp, { config, db: deps.db, redis, stores });
   app.server.headersTimeout = 10_000;
   return app;
 }

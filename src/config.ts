@@ -45,6 +45,23 @@ export interface Config {
   readonly importMaxBytes: number;
   /** REPORT_MEMORY_MB: memory for the columnar engine's snapshots, all organizations together. */
   readonly reportMemoryMb: number;
+  /** PUBLIC_URL: the address people and stores reach this service at (webhook addresses). */
+  readonly publicUrl: string | undefined;
+  /**
+   * STORE_ALLOW_PRIVATE=1: store addresses may be loopback, private or link-local, and plain
+   * http:// (development, a stand-in store); off, a store address can never reach an internal service.
+   */
+  readonly storeAllowPrivate: boolean;
+  /** STORE_SYNC_INTERVAL_S: seconds between two incremental syncs of a connected store. */
+  readonly storeSyncIntervalS: number;
+  /** STORE_SYNC_WORKERS: stores this instance syncs at once (0: this instance syncs none). */
+  readonly storeSyncWorkers: number;
+  /** STORE_SYNC_POLL_MS: how often an instance looks for due stores. */
+  readonly storeSyncPollMs: number;
+  /** STORE_HTTP_TIMEOUT_MS: the longest a store may take to answer one request. */
+  readonly storeHttpTimeoutMs: number;
+  /** STORE_RETRY_BASE_MS: the first retry delay after a 429, 5xx or network failure (doubling). */
+  readonly storeRetryBaseMs: number;
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number, max = 1_000_000_000): number {
@@ -71,6 +88,22 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} doit valoir 1 ou 0 (reçu « ${raw} »)`);
+}
+
+function publicUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
+    throw new ConfigError(
+      `PUBLIC_URL doit être une adresse http(s) sans paramètres (reçu « ${raw.slice(0, 80)} »)`,
+    );
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 function reportEngine(raw: string | undefined): 'columnar' | 'sql' {
@@ -109,6 +142,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportQueueWaitMs: nonNegativeInt(env, 'REPORT_QUEUE_WAIT_MS', 2000, 60_000),
     importMaxBytes: positiveInt(env, 'IMPORT_MAX_BYTES', 512 * 1024 * 1024, 64 * 1024 ** 3),
     reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', 256, 1_000_000),
+    publicUrl: publicUrl(env.PUBLIC_URL),
+    storeAllowPrivate: flag(env, 'STORE_ALLOW_PRIVATE', false),
+    storeSyncIntervalS: positiveInt(env, 'STORE_SYNC_INTERVAL_S', 300, 86_400),
+    storeSyncWorkers: nonNegativeInt(env, 'STORE_SYNC_WORKERS', 2, 64),
+    storeSyncPollMs: positiveInt(env, 'STORE_SYNC_POLL_MS', 2_000, 600_000),
+    storeHttpTimeoutMs: positiveInt(env, 'STORE_HTTP_TIMEOUT_MS', 30_000, 600_000),
+    storeRetryBaseMs: positiveInt(env, 'STORE_RETRY_BASE_MS', 1_000, 600_000),
   };
   Object.defineProperty(config, 'secretKey', { get: secretKey, enumerable: false });
   return Object.freeze(config as Omit<Config, 'secretKey'> as Config);

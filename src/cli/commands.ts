@@ -1,8 +1,6 @@
 // The sub-commands. Each opens the database like the server does (joining a running server's
 // embedded database through its socket, X1), calls one core function, prints the result.
 import type { ReportSettings } from '../catalog.js';
-import type { Config } from '../config.js';
-import { openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { AppError } from '../errors.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.js';
@@ -12,59 +10,13 @@ import {
   setSubscription,
   updateReportSettings,
 } from '../domain/organizations.js';
-import { addStore } from '../domain/stores.js';
 import { addUserToOrganization } from '../domain/users.js';
 import { importOrderFile, refusalMessage, type ImportResult } from '../ingest/import.js';
 import { serve } from '../serve.js';
+import { list, readStdin, required, text, withDatabase, type Command } from './command-tools.js';
+import { STORE_COMMANDS } from './store-commands.js';
 
-export interface CommandContext {
-  readonly config: Config;
-  readonly json: boolean;
-  readonly values: Record<string, string | boolean | undefined>;
-  readonly positionals: string[];
-  print(result: unknown, text: string): void;
-  progress(line: string): void;
-  warn(line: string): void;
-}
-
-interface Command {
-  options: Record<string, { type: 'string' | 'boolean' }>;
-  positionals?: boolean;
-  run(context: CommandContext): Promise<number>;
-}
-
-const text = { type: 'string' } as const;
-
-function required(context: CommandContext, name: string): string {
-  const value = context.values[name];
-  if (typeof value !== 'string' || value.trim() === '')
-    throw new AppError('INVALID_PARAMETER', `option --${name} requise`);
-  return value.trim();
-}
-
-async function withDatabase<T>(context: CommandContext, work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase(context.config, { role: 'cli' });
-  try {
-    await migrate(db);
-    return await work(db);
-  } finally {
-    await db.close();
-  }
-}
-
-const list = (value: string | boolean | undefined): string[] | undefined =>
-  typeof value === 'string'
-    ? value
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== '')
-    : undefined;
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
+export type { CommandContext } from './command-tools.js';
 
 function settingsText(settings: ReportSettings): string {
   return `Statuts exclus : ${settings.excludedStatuses.join(', ') || '(aucun)'}\nDéductions : ${settings.deductions.join(', ') || '(aucune)'}`;
@@ -106,16 +58,6 @@ export const COMMANDS: Record<string, Command> = {
           { slug: org.slug },
           `Organisation créée : ${org.slug} (essai jusqu’au ${org.trialEndsOn})`,
         );
-        return 0;
-      }),
-  },
-  'store add': {
-    options: { org: text, address: text },
-    run: (context) =>
-      withDatabase(context, async (db) => {
-        const org = await findOrganization(db, required(context, 'org'));
-        const address = await addStore(db, org.id, required(context, 'address'));
-        context.print({ address }, `Boutique connectée : ${address}`);
         return 0;
       }),
   },
@@ -266,4 +208,5 @@ export const COMMANDS: Record<string, Command> = {
       });
     },
   },
+  ...STORE_COMMANDS,
 };

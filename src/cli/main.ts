@@ -10,7 +10,12 @@ const USAGE = `Usage : sales-metrics <commande> [options] [--json]
   serve                                              lance l’API (et l’application web)
   migrate                                            crée ou met à jour le schéma
   org create --name N [--currency EUR]               crée une organisation (en essai)
-  store add --org SLUG --address URL                 connecte une boutique
+  store add --org SLUG --address URL                 ajoute une boutique (commandes par import de fichiers)
+  store connect --org SLUG --platform woocommerce --address URL --consumer-key ck_… --consumer-secret-stdin
+                                                     connecte une boutique par son API REST (lecture seule)
+  store list --org SLUG                              boutiques connectées : état de la synchronisation
+  store sync --org SLUG --address URL                synchronise une boutique maintenant
+  store disconnect --org SLUG --address URL [--remove-orders]
   import --org SLUG [--skip-invalid] FICHIER…        importe des commandes (.ndjson, .jsonl, .csv, - pour l’entrée standard)
   key create --org SLUG --name N                     crée une clé API (affichée une seule fois)
   key list --org SLUG                                liste les clés

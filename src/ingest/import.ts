@@ -162,7 +162,7 @@ const DISCARD_CUSTOMERS = 'DELETE FROM import_customers WHERE organization_id = 
  * Valid orders as COPY text, at most STAGING_BATCH of them, and the previous batch's COPY still
  * running: reading and validating the next batch overlaps with the database storing the last one.
  */
-class StagingBuffer {
+export class StagingBuffer {
   private text = '';
   private rows = 0;
   private inFlight: Promise<void> | undefined;
@@ -224,7 +224,7 @@ function progressReporter(onProgress: ImportOptions['onProgress']): (lines: numb
 }
 
 /** I2, U2: one transaction moves the staged orders into orders and keeps first orders current. */
-async function mergeStaged(tx: Queryable, organizationId: string, importId: string) {
+export async function mergeStaged(tx: Queryable, organizationId: string, importId: string) {
   // STATEMENT_TIMEOUT_MS cancels runaway reports; the upsert's length follows the file's size.
   await tx.query('SET LOCAL statement_timeout = 0');
   await tx.query(CONNECT_STORES, [organizationId, importId]);
@@ -236,7 +236,7 @@ async function mergeStaged(tx: Queryable, organizationId: string, importId: stri
   return { imported: counts.imported, updated: counts.updated };
 }
 
-async function discardStaged(db: Queryable, organizationId: string, importId: string): Promise<void> {
+export async function discardStaged(db: Queryable, organizationId: string, importId: string): Promise<void> {
   await db.query(DISCARD_CUSTOMERS, [organizationId, importId]);
   await db.query(DISCARD_STAGED, [organizationId, importId]);
 }

@@ -11,7 +11,7 @@ export interface LineError {
 }
 
 export type JobState = 'queued' | 'running' | 'succeeded' | 'refused' | 'failed';
-export type JobOrigin = 'cli' | 'web';
+export type JobOrigin = 'cli' | 'web' | 'connector';
 
 export interface ImportJob {
   readonly id: string;
@@ -71,7 +71,7 @@ function toJob(row: Record<string, unknown>): ImportJob {
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
-    origin: row.origin === 'web' ? 'web' : 'cli',
+    origin: row.origin === 'web' || row.origin === 'connector' ? row.origin : 'cli',
     fileName: row.file_name === null ? null : String(row.file_name),
     state,
     linesRead: num(row.lines_read),

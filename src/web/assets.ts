@@ -73,6 +73,22 @@ if (importForm) importForm.addEventListener('submit', (event) => {
 document.addEventListener('change', (event) => {
   if (event.target.matches('select[data-autosubmit]')) event.target.form.requestSubmit();
 });
+// Connected stores: the table is fetched again every few seconds while a sync runs.
+const connections = document.getElementById('connections');
+if (connections) {
+  const refresh = () => {
+    const current = document.getElementById('connections');
+    if (!current || current.dataset.active !== '1') return;
+    fetch(current.dataset.refresh, { credentials: 'same-origin' })
+      .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
+      .then((text) => {
+        const next = new DOMParser().parseFromString(text, 'text/html').getElementById('connections');
+        if (next) current.replaceWith(document.importNode(next, true));
+      })
+      .catch(() => undefined);
+  };
+  setInterval(refresh, 3000);
+}
 document.querySelectorAll('dialog[open][data-modal]').forEach((dialog) => { dialog.close(); dialog.showModal(); });
 document.addEventListener('click', (event) => {
   const copy = event.target.closest('[data-copy]');

@@ -38,3 +38,10 @@ export const ReportSettingsForm = form({ excluded: ticked(), deductions: ticked(
 export const RevenueQuery = query({ from: text(), to: text(), granularity: text() });
 
 export const AddStoreForm = form({ address: text() });
+export const ConnectStoreForm = form({
+  platform: text(),
+  address: text(),
+  consumer_key: text(),
+  consumer_secret: text(),
+});
+export const StoreActionForm = form({ address: text(), remove_orders: text() });

@@ -12,7 +12,9 @@ import { formatOfFileName } from '../ingest/read-orders.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AddStoreForm } from './forms.js';
+import { AddStoreForm, ConnectStoreForm, StoreActionForm } from './forms.js';
+import { connectStore, disconnectStore, listConnections, requestSync } from '../domain/store-connections.js';
+import { connectionsTable, webhookCard } from './store-connection-views.js';
 import type { WebTools } from './web-tools.js';
 
 const SHOWN_ERRORS = 200;
@@ -76,10 +78,62 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
   async function storesPage(
     request: FastifyRequest,
     context: PageContext,
-    extra: { addressError?: string; address?: string; report?: Html; notice?: string } = {},
+    extra: {
+      addressError?: string;
+      address?: string;
+      report?: Html;
+      notice?: string;
+      connect?: { address: string; error: string; field: string };
+    } = {},
   ) {
-    const stores = await listStores(tools.db, session(request).organization.id);
+    const organizationId = session(request).organization.id;
+    const stores = await listStores(tools.db, organizationId);
+    const connections = await listConnections(tools.db, organizationId);
+    const connect = extra.connect;
     const body = html`${extra.report ?? ''}
+      <section class="card" aria-labelledby="connected-title">
+        <h2 id="connected-title">Boutiques connectées par leur API</h2>
+        ${connectionsTable(context, connections)}
+        <p class="muted"><a href="/settings/stores">Rafraîchir</a></p>
+      </section>
+      <form method="post" action="/settings/stores/connect" class="card" id="connect-form" autocomplete="off">
+        ${csrfField(context)}
+        <h2>Connecter une boutique WooCommerce</h2>
+        <p class="muted">
+          Dans WooCommerce : Réglages → Avancé → API REST → Ajouter une clé, avec la permission « Lecture ».
+          Le service ne fait que lire les commandes ; il ne modifie rien dans la boutique.
+        </p>
+        <input type="hidden" name="platform" value="woocommerce" />
+        <label for="connect-address">Adresse de la boutique WooCommerce</label>
+        <input
+          id="connect-address"
+          name="address"
+          type="url"
+          required
+          placeholder="https://boutique.example.fr"
+          value="${connect?.address ?? ''}"
+          ${connect?.field === 'address' ? html` aria-invalid="true" aria-describedby="connect-error"` : ''}
+        />
+        <label for="consumer-key">Clé client (ck_…)</label>
+        <input
+          id="consumer-key"
+          name="consumer_key"
+          type="text"
+          required
+          spellcheck="false"
+          ${connect?.field === 'credentials' ? html` aria-invalid="true" aria-describedby="connect-error"` : ''}
+        />
+        <label for="consumer-secret">Secret client (cs_…)</label>
+        <input
+          id="consumer-secret"
+          name="consumer_secret"
+          type="password"
+          required
+          autocomplete="new-password"
+        />
+        ${connect ? html`<p class="error" id="connect-error" role="alert">${connect.error}</p>` : ''}
+        <div class="actions"><button>Connecter</button></div>
+      </form>
       <div class="table-wrap">
         <table>
           <thead>
@@ -107,7 +161,8 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
       </div>
       <form method="post" action="/settings/stores" class="card">
         ${csrfField(context)}
-        <h2>Connecter une boutique</h2>
+        <h2>Ajouter une boutique sans connexion</h2>
+        <p class="muted">Ses commandes arrivent alors par import de fichiers.</p>
         <label for="address">Adresse de la boutique</label>
         <input
           id="address"
@@ -119,7 +174,7 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
           ${extra.addressError ? html` aria-invalid="true" aria-describedby="address-error"` : ''}
         />
         ${extra.addressError ? html`<p class="error" id="address-error">${extra.addressError}</p>` : ''}
-        <div class="actions"><button>Connecter</button></div>
+        <div class="actions"><button>Ajouter</button></div>
       </form>
       <form
         method="post"
@@ -173,6 +228,87 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
       }
     },
   );
+
+  // Issue 11: connecting a store by its REST keys. The keys are checked against the store before
+  // anything is saved; the secret is never sent back (the form is shown again without it).
+  app.post(
+    '/settings/stores/connect',
+    { schema: { body: ConnectStoreForm }, preHandler: [tools.requireSession, app.csrfProtection] },
+    async (request, reply) => {
+      const context = tools.context(request, reply);
+      const address = (request.body.address ?? '').slice(0, 2048);
+      const key = (request.body.consumer_key ?? '').slice(0, 200);
+      try {
+        const connected = await connectStore(tools.db, tools.stores.setup, {
+          organizationId: session(request).organization.id,
+          platform: request.body.platform ?? 'woocommerce',
+          address,
+          consumerKey: key,
+          consumerSecret: request.body.consumer_secret ?? '',
+        });
+        tools.stores.kick();
+        const base = tools.stores.publicUrl ?? `${request.protocol}://${request.host}`;
+        const card = webhookCard(
+          connected.address,
+          `${base}${connected.webhookPath}`,
+          connected.webhookSecret,
+        );
+        return tools.render(reply, await storesPage(request, context, { report: card }));
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500) throw error;
+        const field = typeof error.body.field === 'string' ? error.body.field : 'address';
+        return tools.render(
+          reply,
+          await storesPage(request, context, { connect: { address, error: error.message, field } }),
+          error.status,
+        );
+      }
+    },
+  );
+
+  app.post(
+    '/settings/stores/sync',
+    { schema: { body: StoreActionForm }, preHandler: [tools.requireSession, app.csrfProtection] },
+    async (request, reply) => {
+      const connection = await requestSync(
+        tools.db,
+        session(request).organization.id,
+        request.body.address ?? '',
+      );
+      tools.stores.kick();
+      const context = tools.context(request, reply);
+      return tools.render(
+        reply,
+        await storesPage(request, context, { notice: `Synchronisation demandée : ${connection.address}` }),
+      );
+    },
+  );
+
+  app.post(
+    '/settings/stores/disconnect',
+    { schema: { body: StoreActionForm }, preHandler: [tools.requireSession, app.csrfProtection] },
+    async (request, reply) => {
+      const removeOrders = request.body.remove_orders === '1';
+      const done = await disconnectStore(
+        tools.db,
+        session(request).organization.id,
+        request.body.address ?? '',
+        {
+          removeOrders,
+        },
+      );
+      const notice = removeOrders
+        ? `Boutique déconnectée : ${done.address} ; ${done.removedOrders} commande(s) supprimée(s).`
+        : `Boutique déconnectée : ${done.address} ; ses commandes sont conservées.`;
+      return tools.render(reply, await storesPage(request, tools.context(request, reply), { notice }));
+    },
+  );
+
+  // The connections table alone: the page's script refreshes it while a sync runs.
+  app.get('/settings/stores/connections', { preHandler: tools.requireSession }, async (request, reply) => {
+    const connections = await listConnections(tools.db, session(request).organization.id);
+    return tools.render(reply, connectionsTable(tools.context(request, reply), connections));
+  });
 
   // A multipart body is streamed, so the CSRF token is the form's first field, checked before the
   // file. The file is spooled to a private file, then imported in the background (finding 7): the

@@ -16,7 +16,7 @@ import { redisFallbackWarning } from '../limits/redis.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { html } from './html.js';
 import { page, type PageContext } from './layout.js';
-import type { WebTools } from './web-tools.js';
+import type { StoreSyncAccess, WebTools } from './web-tools.js';
 import { accountPages } from './account-pages.js';
 import { keyPages } from './key-pages.js';
 import { settingsPages } from './settings-pages.js';
@@ -35,6 +35,7 @@ export interface WebDeps {
   readonly config: Config;
   readonly db: Database;
   readonly redis?: Redis;
+  readonly stores: StoreSyncAccess;
 }
 
 /** The stylesheet and script, outside webApp: no session lookup for a static file. */
@@ -122,6 +123,7 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
       reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page.text),
     cookieSecure: (request) => request.protocol === 'https',
     importMaxBytes: deps.config.importMaxBytes,
+    stores: deps.stores,
   };
 
   // Web errors are pages, not JSON: the same catalogue of messages, shown to a person.

@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSession } from '../auth/sessions.js';
 import type { Database } from '../db/database.js';
+import type { StoreSyncSetup } from '../ingest/connectors/registry.js';
 import type { PageContext } from './layout.js';
 
 export interface WebTools {
@@ -17,4 +18,14 @@ export interface WebTools {
   cookieSecure(request: FastifyRequest): boolean;
   /** IMPORT_MAX_BYTES. */
   readonly importMaxBytes: number;
+  readonly stores: StoreSyncAccess;
+}
+
+/** Connected stores (issue 11): the connectors, this instance's worker, the webhook address base. */
+export interface StoreSyncAccess {
+  readonly setup: StoreSyncSetup;
+  /** Tells this instance's worker to look for due stores now. */
+  kick(): void;
+  /** PUBLIC_URL, else the address the request came to. */
+  readonly publicUrl: string | undefined;
 }

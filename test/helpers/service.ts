@@ -1,7 +1,7 @@
 // A running service for integration tests: fresh database, an organization with a key, orders
 // imported through the real import path, and the Fastify app (in-process and on a real socket).
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppDeps } from '../../src/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { createOrganization, setSubscription, type Organization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
@@ -32,9 +32,12 @@ const getter =
       headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
     });
 
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  deps: Pick<AppDeps, 'storeCa' | 'logger'> = {},
+): Promise<TestService> {
   const database = await openTestDatabase(env);
-  const app = await buildApp(database.config, { db: database.db, logger: false });
+  const app = await buildApp(database.config, { db: database.db, logger: false, ...deps });
   const baseUrl = await listenOnLoopback(app);
   return {
     ...database,

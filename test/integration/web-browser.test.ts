@@ -334,13 +334,13 @@ describeOn('embedded', 'web application in Chromium', () => {
     );
   });
 
-  test('Stores: connect a store; an invalid file is refused with its lines listed; valid lines import on request', async () => {
+  test('Stores: add a store; an invalid file is refused with its lines listed; valid lines import on request', async () => {
     await page.goto(`${service.baseUrl}/settings/stores`);
-    await page.getByLabel('Adresse de la boutique').fill('ftp://fichiers.example');
-    await page.getByRole('button', { name: 'Connecter', exact: true }).click();
+    await page.getByLabel('Adresse de la boutique', { exact: true }).fill('ftp://fichiers.example');
+    await page.getByRole('button', { name: 'Ajouter', exact: true }).click();
     assert.match((await page.locator('#address-error').textContent()) ?? '', /invalide/);
-    await page.getByLabel('Adresse de la boutique').fill('https://nouvelle.example/');
-    await page.getByRole('button', { name: 'Connecter', exact: true }).click();
+    await page.getByLabel('Adresse de la boutique', { exact: true }).fill('https://nouvelle.example/');
+    await page.getByRole('button', { name: 'Ajouter', exact: true }).click();
     assert.ok(await page.getByRole('cell', { name: 'https://nouvelle.example', exact: true }).isVisible());
     const lines = [
       '{"store":"https://nouvelle.example","id":"n1","created_at":"2026-03-05T10:00:00Z","status":"completed","items":1,"total":"40.00"}',

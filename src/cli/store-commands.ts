@@ -1,0 +1,158 @@
+// `sales-metrics store …` (SPEC 12 and issue 11): add a store by its address, connect one through
+// its platform's REST API (the secret on standard input, never in the arguments: they show in the
+// process list and the shell history), list connected stores with their sync status, sync one now,
+// disconnect one.
+import { AppError } from '../errors.js';
+import { findOrganization } from '../domain/organizations.js';
+import { addStore } from '../domain/stores.js';
+import {
+  connectStore,
+  disconnectStore,
+  listConnections,
+  syncStoreNow,
+  type StoreConnection,
+} from '../domain/store-connections.js';
+import { storeSyncSetup } from '../ingest/connectors/registry.js';
+import { readStdin, required, text, withDatabase, type Command } from './command-tools.js';
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+function statusOf(c: StoreConnection) {
+  return {
+    address: c.address,
+    platform: c.platform,
+    phase: c.phase,
+    state: c.failures >= 3 ? 'error' : c.running ? 'running' : c.phase === 'backfill' ? 'backfilling' : 'ok',
+    orders: c.orders,
+    backfill: c.phase === 'backfill' ? { read: c.runOrders, estimatedTotal: c.backfillTotal } : null,
+    lastSuccessAt: iso(c.lastSuccessAt),
+    nextSyncAt: iso(c.nextSyncAt),
+    failures: c.failures,
+    lastError: c.lastError,
+    skippedOrders: c.skippedOrders,
+  };
+}
+
+function statusLine(c: ReturnType<typeof statusOf>): string {
+  const backfill = c.backfill ? `  historique ${c.backfill.read}/${c.backfill.estimatedTotal ?? '?'}` : '';
+  const error = c.lastError ? `  erreur (${c.failures}×) : ${c.lastError}` : '';
+  return `${c.address}  ${c.platform}  ${c.state}  ${c.orders} commandes${backfill}  dernière réussite ${c.lastSuccessAt ?? 'jamais'}  prochaine ${c.nextSyncAt ?? '—'}${error}`;
+}
+
+export const STORE_COMMANDS: Record<string, Command> = {
+  'store add': {
+    options: { org: text, address: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const address = await addStore(db, org.id, required(context, 'address'));
+        context.print({ address }, `Boutique connectée : ${address}`);
+        return 0;
+      }),
+  },
+  'store connect': {
+    options: {
+      org: text,
+      platform: text,
+      address: text,
+      'consumer-key': text,
+      'consumer-secret-stdin': { type: 'boolean' },
+    },
+    run: async (context) => {
+      if (context.values['consumer-secret-stdin'] !== true) {
+        throw new AppError(
+          'INVALID_PARAMETER',
+          'le secret client se donne sur l’entrée standard : ajoutez --consumer-secret-stdin',
+        );
+      }
+      const secret = (await readStdin()).slice(0, 1024).split(/\r?\n/)[0] ?? '';
+      const { config } = context;
+      return withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const connected = await connectStore(db, storeSyncSetup(config), {
+          organizationId: org.id,
+          platform: typeof context.values.platform === 'string' ? context.values.platform : 'woocommerce',
+          address: required(context, 'address'),
+          consumerKey: required(context, 'consumer-key'),
+          consumerSecret: secret,
+        });
+        const base = config.publicUrl ?? `http://${config.host}:${config.port}`;
+        const webhookUrl = `${base}${connected.webhookPath}`;
+        context.print(
+          { address: connected.address, webhookUrl, webhookSecret: connected.webhookSecret },
+          [
+            `Boutique connectée : ${connected.address}`,
+            'Le serveur importe son historique en arrière-plan (ou maintenant : sales-metrics store sync).',
+            'Webhooks WooCommerce (Commande créée, mise à jour, supprimée) :',
+            `  URL de livraison : ${webhookUrl}`,
+            `  Secret : ${connected.webhookSecret}`,
+            'Ce secret ne sera plus affiché : copiez-le maintenant.',
+          ].join('\n'),
+        );
+        return 0;
+      });
+    },
+  },
+  'store list': {
+    options: { org: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const stores = (await listConnections(db, org.id)).map(statusOf);
+        context.print(
+          { stores },
+          stores.length ? stores.map(statusLine).join('\n') : 'Aucune boutique connectée par API',
+        );
+        return 0;
+      }),
+  },
+  'store sync': {
+    options: { org: text, address: text },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const result = await syncStoreNow(
+          db,
+          storeSyncSetup(context.config),
+          org.id,
+          required(context, 'address'),
+          (n) => context.progress(`${n} commandes synchronisées`),
+        );
+        context.progress('');
+        if (!result.ran) {
+          context.print(
+            { address: result.address, running: true },
+            `Une synchronisation de ${result.address} est déjà en cours (serveur) : une nouvelle passe, avec recherche des commandes supprimées, est demandée.`,
+          );
+          return 0;
+        }
+        if (result.error !== undefined) {
+          context.warn(`Synchronisation de ${result.address} échouée : ${result.error}`);
+          if (context.json)
+            context.print({ address: result.address, written: result.written, error: result.error }, '');
+          return 1;
+        }
+        context.print(
+          { address: result.address, written: result.written },
+          `Synchronisation de ${result.address} terminée : ${result.written} commande(s) écrite(s) ou retirée(s)`,
+        );
+        return 0;
+      }),
+  },
+  'store disconnect': {
+    options: { org: text, address: text, 'remove-orders': { type: 'boolean' } },
+    run: (context) =>
+      withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const removeOrders = context.values['remove-orders'] === true;
+        const done = await disconnectStore(db, org.id, required(context, 'address'), { removeOrders });
+        context.print(
+          done,
+          removeOrders
+            ? `Boutique déconnectée : ${done.address} ; ${done.removedOrders} commande(s) supprimée(s)`
+            : `Boutique déconnectée : ${done.address} ; ses commandes sont conservées`,
+        );
+        return 0;
+      }),
+  },
+};

@@ -1,0 +1,99 @@
+// The store-connector interface (issue 11). A platform (WooCommerce today, Shopify next) says how
+// to check a store's address and keys, how to read its orders page by page, and how to read its
+// webhooks; the sync engine (sync.ts) does the rest the same way for every platform: leases,
+// retries, progress, writing orders through the import's own validation and merge. Nothing here
+// knows about reports: a connector only produces order lines in the import format (SPEC 12).
+import type { StoreHttpOptions } from './store-http.js';
+
+export type Platform = 'woocommerce';
+export const PLATFORMS: readonly Platform[] = ['woocommerce'];
+
+/** A store's REST credentials, as the owner pasted them. */
+export interface StoreCredentials {
+  readonly key: string;
+  readonly secret: string;
+}
+
+/** One order as an import line (SPEC section 12 field names), its `store` set by the sync engine. */
+export type OrderLine = Readonly<Record<string, unknown>> & { readonly id: string };
+
+/** A line the connector could not map; reported like an import's faulty line. */
+export interface UnmappedOrder {
+  readonly id: string;
+  readonly message: string;
+}
+
+export interface OrdersPage {
+  readonly orders: readonly OrderLine[];
+  /** Ids of orders the page says no longer count (trashed). */
+  readonly removed: readonly string[];
+  readonly unmapped: readonly UnmappedOrder[];
+  /** The next page's cursor, undefined after the last page. */
+  readonly next: string | undefined;
+  /** The store's estimate of the orders the whole walk will read. */
+  readonly total: number | undefined;
+  /** The store's clock when it answered. */
+  readonly storeDate: Date | undefined;
+}
+
+export interface IdsPage {
+  readonly ids: readonly string[];
+  readonly next: string | undefined;
+}
+
+/** What a store says about one order: its line, or that it no longer counts (deleted, trashed). */
+export type OrderState = { readonly line: OrderLine } | { readonly gone: true } | UnmappedOrder;
+
+/** One store's API, opened with its credentials. */
+export interface StoreApi {
+  /** Every order, oldest first; `cursor` undefined for the first page. */
+  history(cursor: string | undefined): Promise<OrdersPage>;
+  /** Orders created, changed or trashed since `since` (the store's clock). */
+  changes(since: Date, cursor: string | undefined): Promise<OrdersPage>;
+  order(id: string): Promise<OrderState>;
+  /** Every id the store still has (the deletion sweep). */
+  ids(cursor: string | undefined): Promise<IdsPage>;
+}
+
+export type WebhookDelivery =
+  | { readonly kind: 'ping' }
+  | { readonly kind: 'order'; readonly id: string }
+  | { readonly kind: 'ignored'; readonly reason: string }
+  | { readonly kind: 'refused'; readonly reason: string };
+
+export interface StoreConnector {
+  readonly platform: Platform;
+  readonly label: string;
+  /**
+   * Checks the address and the keys against the store (reads only), with French errors a shop
+   * owner can act on (ConnectorError); returns the base address its API answers at.
+   */
+  verify(address: URL, credentials: StoreCredentials, http: StoreHttpOptions): Promise<{ apiBase: URL }>;
+  open(apiBase: URL, credentials: StoreCredentials, http: StoreHttpOptions, currency: string): StoreApi;
+  /** Authenticates and reads a webhook delivery (the raw body, as received). */
+  readWebhook(
+    headers: Readonly<Record<string, string | undefined>>,
+    body: Buffer,
+    secret: string,
+  ): WebhookDelivery;
+}
+
+export type ConnectorErrorKind =
+  'address' | 'credentials' | 'permissions' | 'unavailable' | 'rate-limited' | 'protocol';
+
+/** A failure a person can act on, in French. `retryAfterS`: the store asked to wait. */
+export class ConnectorError extends Error {
+  constructor(
+    readonly kind: ConnectorErrorKind,
+    message: string,
+    readonly retryAfterS?: number,
+  ) {
+    super(message);
+    this.name = 'ConnectorError';
+  }
+
+  /** Transient: worth retrying soon (a store down, slow or asking to wait). */
+  get transient(): boolean {
+    return this.kind === 'unavailable' || this.kind === 'rate-limited';
+  }
+}

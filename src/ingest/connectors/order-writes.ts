@@ -1,0 +1,117 @@
+// Writing what a store said (issue 11): order lines go through the import's own validation
+// (validateOrder), staging and merge (I2 upsert, U2 first orders), so that synced figures are
+// those of importing the same orders from a file; orders that no longer count are deleted and
+// their customers' first orders recomputed. One transaction per page, fenced by the connection's
+// lease: a worker that lost its lease writes nothing.
+import type { Database, Queryable } from '../../db/database.js';
+import { refreshFirstOrders } from '../../metrics/first-orders.js';
+import { customerKeyOf } from '../customer.js';
+import { StagingBuffer, discardStaged, mergeStaged } from '../import.js';
+import { validateOrder } from '../validate-order.js';
+import type { OrderLine, UnmappedOrder } from './connector.js';
+
+export interface LeasedConnection {
+  readonly id: string;
+  readonly organizationId: string;
+  readonly storeId: string;
+  readonly address: string;
+}
+
+export class LeaseLost extends Error {
+  constructor() {
+    super('bail de synchronisation perdu');
+  }
+}
+
+export interface Changes {
+  readonly lines: readonly OrderLine[];
+  readonly gone: readonly string[];
+}
+
+export interface Written {
+  readonly imported: number;
+  readonly updated: number;
+  readonly removed: number;
+  readonly rejected: readonly UnmappedOrder[];
+}
+
+// U2: the customers of the deleted orders are recomputed with the import's own statement.
+const REMOVE_ORDERS = `
+  WITH gone AS (
+    DELETE FROM orders WHERE organization_id = $1 AND store_id = $2 AND external_id = ANY ($3::text[])
+    RETURNING customer
+  ), remembered AS (
+    INSERT INTO import_customers (organization_id, import_id, customer)
+    SELECT DISTINCT $1::bigint, $4::uuid, customer FROM gone WHERE customer IS NOT NULL
+    ON CONFLICT DO NOTHING
+  )
+  SELECT count(*)::int AS removed FROM gone`;
+
+/** Holds the connection's row until the transaction ends; throws LeaseLost when another owns it. */
+export async function fence(tx: Queryable, connectionId: string, owner: string): Promise<void> {
+  const rows = await tx.query(
+    'SELECT 1 FROM store_connections WHERE id = $1 AND lease_owner = $2 FOR UPDATE',
+    [connectionId, owner],
+  );
+  if (rows.length === 0) throw new LeaseLost();
+}
+
+/**
+ * Writes one page of changes under the import id `jobId` (a running import job, so that no
+ * recovery takes its staged rows for a killed import's), then runs `andThen` in the same
+ * transaction (the sync engine moves its cursor there: a page is never written twice).
+ */
+export async function writeChanges(
+  db: Database,
+  connection: LeasedConnection,
+  owner: string,
+  jobId: string,
+  changes: Changes,
+  andThen: (tx: Queryable, rejected: readonly UnmappedOrder[]) => Promise<void>,
+): Promise<Written> {
+  const customerKey = customerKeyOf(db.secretKey);
+  const staging = new StagingBuffer(db, connection.organizationId, jobId);
+  const rejected: UnmappedOrder[] = [];
+  let staged = 0;
+  for (const line of changes.lines) {
+    const validation = validateOrder({ ...line, store: connection.address }, customerKey);
+    if (validation.ok) staging.add(++staged, validation.order);
+    else
+      rejected.push({
+        id: line.id,
+        message: validation.errors.map((e) => `${e.field} : ${e.message}`).join(' ; '),
+      });
+  }
+  let merged = false;
+  try {
+    await staging.finish();
+    const counts = await db.transaction(async (tx) => {
+      await fence(tx, connection.id, owner);
+      let removed = 0;
+      if (changes.gone.length > 0) {
+        const [row] = await tx.query<{ removed: number }>(REMOVE_ORDERS, [
+          connection.organizationId,
+          connection.storeId,
+          [...changes.gone],
+          jobId,
+        ]);
+        removed = row?.removed ?? 0;
+      }
+      let result = { imported: 0, updated: 0 };
+      if (staged > 0) result = await mergeStaged(tx, connection.organizationId, jobId);
+      else if (removed > 0) {
+        await refreshFirstOrders(tx, connection.organizationId, { customersOfImport: jobId });
+        await discardStaged(tx, connection.organizationId, jobId);
+      }
+      await andThen(tx, rejected);
+      return { ...result, removed };
+    });
+    merged = true;
+    return { ...counts, rejected };
+  } finally {
+    if (!merged) {
+      await staging.settle();
+      await discardStaged(db, connection.organizationId, jobId).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,288 @@
+// WooCommerce through its REST API v3 (issue 11): keys created in WooCommerce → Settings →
+// Advanced → REST API with the "Read" permission, sent by HTTP Basic over HTTPS (never in a URL).
+// Orders are walked by id, oldest first, 100 a page, pages counted by X-WP-TotalPages; changes by
+// modified_after (GMT); trashed orders by status=trash. Only GET requests are ever made.
+import crypto from 'node:crypto';
+import {
+  ConnectorError,
+  type OrderState,
+  type OrdersPage,
+  type StoreApi,
+  type StoreConnector,
+  type StoreCredentials,
+  type WebhookDelivery,
+} from '../connector.js';
+import { DEFAULT_RETRY, politeGet, type RetryPolicy } from '../polite-get.js';
+import { checkStoreUrl, StoreHttpError, type StoreHttpOptions, type StoreResponse } from '../store-http.js';
+import { orderLine } from './mapping.js';
+
+const PER_PAGE = 100;
+/** The most pages a walk believes X-WP-TotalPages about (10 million orders). */
+const MAX_PAGES = 100_000;
+
+/** A site path ending without its slash: `https://a.fr/shop/` → `https://a.fr/shop`. */
+const siteOf = (url: URL): string => url.href.replace(/[?#].*$/, '').replace(/\/+$/, '');
+
+function restUrl(apiBase: URL, route: string, query: Record<string, string> = {}): URL {
+  const url = new URL(`${siteOf(apiBase)}/wp-json/wc/v3/${route}`);
+  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+  return url;
+}
+
+function json(response: StoreResponse, what: string): unknown {
+  try {
+    return JSON.parse(response.body.toString('utf8'));
+  } catch {
+    throw new ConnectorError('protocol', `Réponse illisible de la boutique ${response.url.host} (${what})`);
+  }
+}
+
+/** WooCommerce's date format for modified_after with dates_are_gmt: no zone, no fraction. */
+const gmtText = (date: Date): string => date.toISOString().slice(0, 19);
+
+function refused(response: StoreResponse): ConnectorError | undefined {
+  const host = response.url.host;
+  if (response.status === 401) {
+    return new ConnectorError(
+      'credentials',
+      `Clés refusées par la boutique ${host} : vérifiez la clé client (ck_…) et le secret client (cs_…), et qu’elles n’ont pas été révoquées`,
+    );
+  }
+  if (response.status === 403) {
+    return new ConnectorError(
+      'permissions',
+      `Ces clés ne permettent pas de lire les commandes de ${host} : créez une clé avec la permission « Lecture »`,
+    );
+  }
+  if (response.status < 200 || response.status >= 300) {
+    return new ConnectorError(
+      'protocol',
+      `La boutique ${host} a répondu ${response.status} à la lecture des commandes`,
+    );
+  }
+  return undefined;
+}
+
+/** HTTP Basic with the REST keys: a header, never the query string (a URL gets logged). */
+const authHeaders = (credentials: StoreCredentials): Record<string, string> => ({
+  authorization: `Basic ${Buffer.from(`${credentials.key}:${credentials.secret}`).toString('base64')}`,
+  accept: 'application/json',
+});
+
+class WooCommerceApi implements StoreApi {
+  private readonly headers: Record<string, string>;
+
+  constructor(
+    private readonly apiBase: URL,
+    credentials: StoreCredentials,
+    private readonly http: StoreHttpOptions,
+    private readonly currency: string,
+    private readonly retry: RetryPolicy,
+  ) {
+    this.headers = authHeaders(credentials);
+  }
+
+  private async get(route: string, query: Record<string, string> = {}): Promise<StoreResponse> {
+    const response = await politeGet(
+      restUrl(this.apiBase, route, query),
+      this.headers,
+      this.http,
+      this.retry,
+    );
+    const error = response.status === 404 ? undefined : refused(response);
+    if (error) throw error;
+    return response;
+  }
+
+  private async page(query: Record<string, string>, cursor: string | undefined): Promise<OrdersPage> {
+    const page = cursor === undefined ? 1 : Number(cursor);
+    if (!Number.isSafeInteger(page) || page < 1 || page > MAX_PAGES) {
+      throw new ConnectorError(
+        'protocol',
+        `Curseur de synchronisation invalide : ${String(cursor).slice(0, 20)}`,
+      );
+    }
+    const response = await this.get('orders', {
+      ...query,
+      per_page: String(PER_PAGE),
+      page: String(page),
+      orderby: 'id',
+      order: 'asc',
+    });
+    const body = response.status === 404 ? undefined : json(response, 'liste des commandes');
+    if (!Array.isArray(body)) {
+      throw new ConnectorError(
+        'protocol',
+        `La boutique ${response.url.host} n’a pas renvoyé de liste de commandes`,
+      );
+    }
+    const pages = Number(response.headers['x-wp-totalpages'] ?? 0);
+    const total = Number(response.headers['x-wp-total'] ?? Number.NaN);
+    const orders: OrdersPage['orders'][number][] = [];
+    const removed: string[] = [];
+    const unmapped: OrdersPage['unmapped'][number][] = [];
+    for (const order of body) {
+      const state = await this.stateOf(order);
+      if ('line' in state) orders.push(state.line);
+      else if ('gone' in state) removed.push(String((order as { id?: unknown }).id));
+      else unmapped.push(state);
+    }
+    return {
+      orders,
+      removed,
+      unmapped,
+      next: body.length > 0 && page < Math.min(pages, MAX_PAGES) ? String(page + 1) : undefined,
+      total: Number.isFinite(total) ? total : undefined,
+      storeDate: response.date,
+    };
+  }
+
+  /** An order resource's state, its refunds read when it has some. */
+  private async stateOf(order: unknown): Promise<OrderState> {
+    if (typeof order !== 'object' || order === null || Array.isArray(order)) {
+      return { id: '', message: 'commande illisible' };
+    }
+    const resource = order as Record<string, unknown>;
+    if (resource.status === 'trash') return { gone: true };
+    const summary = Array.isArray(resource.refunds) ? resource.refunds : [];
+    let refunds: unknown = [];
+    if (summary.length > 0) {
+      const response = await this.get(`orders/${encodeURIComponent(String(resource.id))}/refunds`, {
+        per_page: String(PER_PAGE),
+      });
+      refunds = response.status === 404 ? [] : json(response, 'remboursements');
+    }
+    return orderLine(resource, Array.isArray(refunds) ? refunds : [], this.currency);
+  }
+
+  history(cursor: string | undefined): Promise<OrdersPage> {
+    return this.page({ status: 'any' }, cursor);
+  }
+
+  /** Cursor `any:N` walks changed orders, then `trash:N` the ones trashed since. */
+  async changes(since: Date, cursor: string | undefined): Promise<OrdersPage> {
+    const [list = 'any', page] = (cursor ?? 'any:1').split(':');
+    const status = list === 'trash' ? 'trash' : 'any';
+    const result = await this.page({ status, modified_after: gmtText(since), dates_are_gmt: 'true' }, page);
+    const next = result.next ? `${status}:${result.next}` : status === 'any' ? 'trash:1' : undefined;
+    return { ...result, next };
+  }
+
+  async order(id: string): Promise<OrderState> {
+    if (!/^\d{1,19}$/.test(id)) return { gone: true };
+    const response = await this.get(`orders/${id}`);
+    if (response.status === 404) return { gone: true };
+    return this.stateOf(json(response, `commande ${id}`));
+  }
+
+  async ids(cursor: string | undefined) {
+    const page = cursor === undefined ? 1 : Number(cursor);
+    const response = await this.get('orders', {
+      status: 'any',
+      per_page: String(PER_PAGE),
+      page: String(page),
+      orderby: 'id',
+      order: 'asc',
+      _fields: 'id',
+    });
+    const body = json(response, 'identifiants des commandes');
+    if (!Array.isArray(body)) throw new ConnectorError('protocol', 'Liste des commandes illisible');
+    const pages = Number(response.headers['x-wp-totalpages'] ?? 0);
+    return {
+      ids: body.map((o: { id?: unknown }) => String(o.id)),
+      next: body.length > 0 && page < Math.min(pages, MAX_PAGES) ? String(page + 1) : undefined,
+    };
+  }
+}
+
+/** The REST index at the address: where the API answers, and whether WooCommerce's v3 is there. */
+async function findApi(address: URL, http: StoreHttpOptions, retry: RetryPolicy): Promise<URL> {
+  const index = await politeGet(
+    new URL(`${siteOf(address)}/wp-json/`),
+    { accept: 'application/json' },
+    http,
+    retry,
+  );
+  const host = address.host;
+  let body: unknown;
+  try {
+    body = index.status === 200 ? JSON.parse(index.body.toString('utf8')) : undefined;
+  } catch {
+    body = undefined;
+  }
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    !('namespaces' in body) ||
+    !Array.isArray(body.namespaces)
+  ) {
+    throw new ConnectorError(
+      'address',
+      `Aucune API REST WordPress à l’adresse ${host} (réponse ${index.status}) : vérifiez l’adresse de la boutique`,
+    );
+  }
+  if (!body.namespaces.includes('wc/v3')) {
+    throw new ConnectorError(
+      'address',
+      `${host} est un site WordPress sans l’API REST de WooCommerce (wc/v3) : WooCommerce est-il installé et activé ?`,
+    );
+  }
+  return new URL(index.url.href.replace(/\/wp-json\/?(?:[?#].*)?$/, '') || siteOf(address));
+}
+
+export function woocommerceConnector(retry: RetryPolicy = DEFAULT_RETRY): StoreConnector {
+  return {
+    platform: 'woocommerce',
+    label: 'WooCommerce',
+    async verify(address, credentials, http) {
+      try {
+        checkStoreUrl(address, http);
+      } catch (error) {
+        if (error instanceof StoreHttpError) throw new ConnectorError('address', error.message);
+        throw error;
+      }
+      const apiBase = await findApi(address, http, retry);
+      const probe = restUrl(apiBase, 'orders', { per_page: '1' });
+      const response = await politeGet(probe, authHeaders(credentials), http, retry);
+      const error = refused(response);
+      if (error) throw error;
+      return { apiBase };
+    },
+    open: (apiBase, credentials, http, currency) =>
+      new WooCommerceApi(apiBase, credentials, http, currency, retry),
+    readWebhook: (headers, body, secret) => readWebhook(headers, body, secret),
+  };
+}
+
+const ORDER_TOPICS = new Set(['order.created', 'order.updated', 'order.deleted', 'order.restored']);
+
+/**
+ * A delivery: X-WC-Webhook-Signature is the base64 HMAC-SHA256 of the raw body with the webhook's
+ * secret. WooCommerce's ping when a webhook is saved (`webhook_id=N`) does nothing and is answered.
+ */
+export function readWebhook(
+  headers: Readonly<Record<string, string | undefined>>,
+  body: Buffer,
+  secret: string,
+): WebhookDelivery {
+  if (/^webhook_id=\d{1,19}$/.test(body.toString('latin1'))) return { kind: 'ping' };
+  const signature = headers['x-wc-webhook-signature'];
+  if (signature === undefined || signature === '') return { kind: 'refused', reason: 'signature absente' };
+  const expected = crypto.createHmac('sha256', secret).update(body).digest();
+  const given = Buffer.from(signature, 'base64');
+  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
+    return { kind: 'refused', reason: 'signature invalide' };
+  }
+  const topic = headers['x-wc-webhook-topic'] ?? '';
+  if (!ORDER_TOPICS.has(topic)) return { kind: 'ignored', reason: `sujet ${topic.slice(0, 40)} non suivi` };
+  let payload: unknown;
+  try {
+    payload = JSON.parse(body.toString('utf8'));
+  } catch {
+    return { kind: 'ignored', reason: 'corps illisible' };
+  }
+  const id = typeof payload === 'object' && payload !== null && 'id' in payload ? String(payload.id) : '';
+  return /^\d{1,19}$/.test(id)
+    ? { kind: 'order', id }
+    : { kind: 'ignored', reason: 'commande sans identifiant' };
+}

@@ -1,0 +1,137 @@
+// Connected stores on the Boutiques page (issue 11, item 5): per store, what a shop owner needs to
+// read at a glance, in plain French: the backfill's progress (orders so far, the store's estimate,
+// the rate), the last successful sync, the next one, the last error; and the one-time webhook card.
+import type { StoreConnection } from '../ingest/connectors/connections.js';
+import { FAILURES_FOR_ERROR } from '../ingest/connectors/connections.js';
+import { html, type Html } from './html.js';
+import { csrfField, type PageContext } from './layout.js';
+
+const WHEN = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+const count = (n: number) => n.toLocaleString('fr-FR');
+const when = (date: Date | null) => (date ? `${WHEN.format(date)} UTC` : '—');
+
+/** Orders a second over the current run, 0 before it has lasted a second. */
+export function runRate(
+  connection: Pick<StoreConnection, 'runOrders' | 'runStartedAt'>,
+  now = Date.now(),
+): number {
+  if (!connection.runStartedAt) return 0;
+  const seconds = (now - connection.runStartedAt.getTime()) / 1000;
+  return seconds >= 1 ? Math.round(connection.runOrders / seconds) : 0;
+}
+
+/** The connection's state in one sentence. */
+export function connectionState(
+  connection: StoreConnection,
+  now = Date.now(),
+): { text: string; alert: boolean } {
+  if (connection.failures >= FAILURES_FOR_ERROR) {
+    return {
+      text: `En erreur : ${connection.lastError ?? 'erreur inconnue'}. Nouvel essai le ${when(connection.nextSyncAt)}.`,
+      alert: true,
+    };
+  }
+  if (connection.failures > 0) {
+    return {
+      text: `Nouvel essai le ${when(connection.nextSyncAt)} après une erreur : ${connection.lastError ?? ''}`,
+      alert: true,
+    };
+  }
+  if (connection.phase === 'backfill') {
+    const total = connection.backfillTotal === null ? '' : ` sur environ ${count(connection.backfillTotal)}`;
+    const rate = runRate(connection, now);
+    return {
+      text: `Import de l’historique${connection.running ? ' en cours' : ' (reprise imminente)'} : ${count(connection.runOrders)} commandes lues${total}${rate > 0 ? `, ${count(rate)} commandes/s` : ''}.`,
+      alert: false,
+    };
+  }
+  return { text: connection.running ? 'Synchronisation en cours.' : 'À jour.', alert: false };
+}
+
+function actions(context: PageContext, connection: StoreConnection): Html {
+  return html`<form method="post" action="/settings/stores/sync" class="inline">
+      ${csrfField(context)}<input type="hidden" name="address" value="${connection.address}" />
+      <button class="secondary">Synchroniser maintenant</button>
+    </form>
+    <form method="post" action="/settings/stores/disconnect" class="inline">
+      ${csrfField(context)}<input type="hidden" name="address" value="${connection.address}" />
+      <label class="inline"
+        ><input type="checkbox" name="remove_orders" value="1" /> supprimer aussi ses commandes</label
+      >
+      <button class="danger">Déconnecter</button>
+    </form>`;
+}
+
+/** The table of connected stores; `data-refresh` lets the script update it while a sync runs. */
+export function connectionsTable(context: PageContext, connections: readonly StoreConnection[]): Html {
+  const active = connections.some((c) => c.running || c.phase === 'backfill');
+  return html`<div
+    id="connections"
+    data-refresh="/settings/stores/connections"
+    data-active="${active ? '1' : '0'}"
+  >
+    ${
+      connections.length === 0
+        ? html`<p class="muted">Aucune boutique connectée par son API.</p>`
+        : html`<div class="table-wrap">
+            <table class="stack">
+              <thead>
+                <tr>
+                  <th>Boutique</th>
+                  <th>État</th>
+                  <th class="num">Commandes</th>
+                  <th>Dernière synchronisation réussie</th>
+                  <th>Prochaine</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${connections.map((c) => {
+                  const state = connectionState(c);
+                  const progress =
+                    c.phase === 'backfill' && c.backfillTotal
+                      ? html`<progress
+                          max="${c.backfillTotal}"
+                          value="${Math.min(c.runOrders, c.backfillTotal)}"
+                        ></progress>`
+                      : '';
+                  return html`<tr data-store="${c.address}">
+                    <td data-label="Boutique">
+                      ${c.address}<br /><span class="muted">WooCommerce · secret ••••${c.secretHint}</span>
+                    </td>
+                    <td data-label="État" class="${state.alert ? 'error' : ''}">
+                      ${state.text} ${progress}
+                      ${c.skippedOrders > 0 ? html`<br /><span class="muted">${count(c.skippedOrders)} commande(s) ignorée(s) : ${c.lastSkipped ?? ''}</span>` : ''}
+                    </td>
+                    <td data-label="Commandes" class="num">${count(c.orders)}</td>
+                    <td data-label="Dernière synchronisation réussie">${when(c.lastSuccessAt)}</td>
+                    <td data-label="Prochaine">${c.running ? 'en cours' : when(c.nextSyncAt)}</td>
+                    <td data-label="Actions">${actions(context, c)}</td>
+                  </tr>`;
+                })}
+              </tbody>
+            </table>
+          </div>`
+    }
+  </div>`;
+}
+
+/** Shown once after connecting: where WooCommerce should send its webhooks, with their secret. */
+export function webhookCard(address: string, webhookUrl: string, secret: string): Html {
+  return html`<section class="card" aria-labelledby="webhook-title" id="webhook-card">
+    <h2 id="webhook-title">Boutique connectée : ${address}</h2>
+    <p>
+      L’historique des commandes est en cours d’import ; les changements sont ensuite lus toutes les quelques
+      minutes. Pour des chiffres à jour à la seconde, ajoutez dans WooCommerce (Réglages → Avancé → Webhooks)
+      trois webhooks, « Commande créée », « Commande mise à jour » et « Commande supprimée », avec :
+    </p>
+    <label for="webhook-url">URL de livraison</label>
+    <code class="key" id="webhook-url">${webhookUrl}</code>
+    <label for="webhook-secret">Secret</label>
+    <code class="key" id="webhook-secret">${secret}</code>
+    <p class="alert" role="alert">Ce secret n’est affiché qu’une fois : copiez-le maintenant.</p>
+    <div class="actions">
+      <button type="button" class="secondary" data-copy="webhook-secret">Copier le secret</button>
+    </div>
+  </section>`;
+}

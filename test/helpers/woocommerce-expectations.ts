@@ -1,0 +1,112 @@
+// What the connector should have made of a stand-in store's orders, computed apart from the
+// connector's code, from the README's "WooCommerce field by field" table: the import lines a
+// person would write by hand for the same orders, and helpers to compare the API's answers for a
+// synced organization and for one that imported those lines from a file.
+import assert from 'node:assert/strict';
+import type { FakeWooCommerce } from './fake-woocommerce.js';
+import type { TestService } from './service.js';
+
+const centsOf = (text: string | number): number => Math.round(Number(text) * 100);
+const money = (cents: number): string => (cents / 100).toFixed(2);
+
+/** The import line of each order the store still counts (trashed ones are not orders any more). */
+export function expectedLines(store: FakeWooCommerce): Record<string, unknown>[] {
+  return store.allOrders().map((order) => {
+    const refunds = store.refundsOf(order.id);
+    let refunded = 0;
+    let refundTax = 0;
+    let refundShipping = 0;
+    for (const refund of refunds) {
+      refunded += centsOf(refund.amount);
+      const shippingLines =
+        (refund as { shipping_lines?: { total: string; total_tax: string }[] }).shipping_lines ?? [];
+      const feeLines = (refund as { fee_lines?: { total_tax: string }[] }).fee_lines ?? [];
+      for (const line of [...refund.line_items, ...shippingLines, ...feeLines])
+        refundTax += Math.abs(centsOf(line.total_tax));
+      for (const line of shippingLines) refundShipping += Math.abs(centsOf(line.total));
+    }
+    refundShipping = Math.min(refundShipping, refunded);
+    refundTax = Math.min(refundTax, refunded - refundShipping);
+    const fees = order.fee_lines.reduce((sum, fee) => sum + centsOf(fee.total), 0);
+    return {
+      store: store.url,
+      id: String(order.id),
+      created_at: `${order.date_created_gmt}Z`,
+      status: order.status,
+      billing_country: order.billing.country,
+      customer_email: order.billing.email,
+      items: order.line_items.reduce((sum, item) => sum + item.quantity, 0),
+      total: order.total,
+      tax_total: order.total_tax,
+      shipping_total: order.shipping_total,
+      fee_total: money(Math.max(0, fees)),
+      refund_total: money(refunded),
+      refund_tax: money(refundTax),
+      refund_shipping: money(refundShipping),
+    };
+  });
+}
+
+const ALL_METRICS =
+  'orders,items_sold,gross_sales,net_revenue,average_order_value,taxes,shipping,unique_customers,new_customers,returning_customers';
+
+/** Questions asked of both organizations: every metric, split every way, over the whole history. */
+export const QUESTIONS = [
+  `metrics=${ALL_METRICS}&from=2023-01-01&to=2026-12-31`,
+  `metrics=${ALL_METRICS}&dimensions=date&from=2023-01-01&to=2026-12-31`,
+  `metrics=${ALL_METRICS}&dimensions=store,country,customer_type,status&from=2023-01-01&to=2026-12-31`,
+  `metrics=orders,net_revenue,new_customers&dimensions=customer_type&from=2026-01-01&to=2026-12-31&timezone=Europe/Paris`,
+];
+
+let round = 0;
+
+/**
+ * The API's answers for one key. Each call asks with a limit of its own, so that no answer comes
+ * from the one-minute cache (C1) filled by an earlier call.
+ */
+export async function answers(
+  service: Pick<TestService, 'get'>,
+  key: string,
+  variant?: number,
+): Promise<unknown[]> {
+  const limit = 100_000 - (variant ?? ++round);
+  const bodies: unknown[] = [];
+  for (const question of QUESTIONS) {
+    const response = await service.get(`/api/reports/tabular?${question}&limit=${limit}`, key);
+    assert.equal(response.status, 200, question);
+    const body = (await response.json()) as { rows: unknown[]; totals?: unknown; rowCount?: number };
+    bodies.push({ rows: body.rows, totals: body.totals ?? null, rowCount: body.rowCount ?? null });
+  }
+  return bodies;
+}
+
+/** Fails with the first row that differs, not two unreadable arrays. */
+export function assertSameAnswers(actual: unknown[], expected: unknown[]): void {
+  for (const [i, body] of expected.entries()) {
+    const a = actual[i] as { rows: unknown[] };
+    const e = body as { rows: unknown[] };
+    for (const [j, row] of e.rows.entries()) assert.deepEqual(a.rows[j], row, `question ${i}, row ${j}`);
+    assert.deepEqual(a, e, `question ${i}`);
+  }
+  assert.equal(actual.length, expected.length);
+}
+
+/** Polls until `ready` holds (or fails after timeoutMs, with the last value seen). */
+export async function eventually<T>(
+  what: string,
+  read: () => Promise<T>,
+  ready: (value: T) => boolean,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!ready(value)) {
+    if (Date.now() > deadline)
+      assert.fail(
+        `${what}: not reached in ${timeoutMs} ms (last: ${JSON.stringify(value, (k, v: unknown) => (k === 'credentials' || k === 'webhookSecret' ? undefined : v)).slice(0, 800)})`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    value = await read();
+  }
+  return value;
+}

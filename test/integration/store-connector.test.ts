@@ -1,0 +1,475 @@
+// Issue 11: a WooCommerce store connected through its REST API, against the stand-in store
+// (test/helpers/fake-woocommerce.ts), with the real sync worker, database and HTTP. The figures
+// after a sync are compared with those of importing the same orders from a file.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { connectStore, disconnectStore, syncStoreNow } from '../../src/domain/store-connections.js';
+import { connectionsOf } from '../../src/ingest/connectors/connections.js';
+import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
+import { importOrderRecords } from '../../src/ingest/import.js';
+import { createApiKey } from '../../src/auth/api-keys.js';
+import { FakeWooCommerce } from '../helpers/fake-woocommerce.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import {
+  answers,
+  assertSameAnswers,
+  eventually,
+  expectedLines,
+} from '../helpers/woocommerce-expectations.js';
+
+// Fast knobs for tests: a worker that looks every 100 ms, retries after 20 ms (passes after ~1 s).
+const ENV = {
+  STORE_ALLOW_PRIVATE: '1',
+  STORE_SYNC_POLL_MS: '100',
+  STORE_RETRY_BASE_MS: '20',
+  STORE_HTTP_TIMEOUT_MS: '3000',
+  STORE_SYNC_INTERVAL_S: '1',
+};
+
+describe('WooCommerce connector (issue 11)', () => {
+  let service: TestService;
+  let store: FakeWooCommerce;
+  const logLines: string[] = [];
+
+  let certificate: { key: string; cert: string };
+  /** Every stand-in store shares one certificate, which the service's worker trusts. */
+  const startStore = (options: Parameters<typeof FakeWooCommerce.start>[0] = {}) =>
+    FakeWooCommerce.start({ certificate, ...options });
+
+  before(async () => {
+    certificate = await FakeWooCommerce.generateCertificate();
+    store = await startStore();
+    service = await startTestService(ENV, {
+      storeCa: store.ca,
+      logger: { write: (line: string) => logLines.push(line) },
+    });
+  });
+  after(async () => {
+    if (process.env.DEBUG_LOGS)
+      for (const line of logLines) if (line.includes('store sync')) console.log(line.slice(0, 600));
+    await service?.cleanup();
+    await store?.close();
+  });
+
+  const setup = () => storeSyncSetup(service.config, store.ca);
+  const connection = async (organizationId: string) => (await connectionsOf(service.db, organizationId))[0];
+  const upToDate = async (organizationId: string) => {
+    const synced = await eventually(
+      'the store synced',
+      () => connection(organizationId),
+      (c) => c !== undefined && c.phase === 'incremental' && c.lastSuccessAt !== null && !c.running,
+    );
+    assert.ok(synced);
+    return synced;
+  };
+
+  /** Waits until the worker has read the whole store and is idle. */
+  const syncedWith = (organizationId: string, from: FakeWooCommerce) =>
+    eventually(
+      'the store synced',
+      () => connection(organizationId),
+      (c) =>
+        c !== undefined && c.phase === 'incremental' && !c.running && c.orders === from.allOrders().length,
+    );
+
+  /** An organization that imported, from a file, what the connector should have made of the store. */
+  async function importedTwin(name: string, from: FakeWooCommerce) {
+    const twin = await service.addOrganization(name, []);
+    const result = await importOrderRecords(service.db, twin.org.id, expectedLines(from));
+    assert.equal(result.refused, false, JSON.stringify(result.errors.slice(0, 3)));
+    return twin;
+  }
+
+  test('connecting: wrong keys, a site without the REST API, a private or plain-http address: French errors, nothing saved', async () => {
+    const { org } = await service.addOrganization('Refus', []);
+    const attempt = (changes: Partial<Parameters<typeof connectStore>[2]>, withSetup = setup()) =>
+      connectStore(service.db, withSetup, {
+        organizationId: org.id,
+        platform: 'woocommerce',
+        address: store.url,
+        consumerKey: store.consumerKey,
+        consumerSecret: store.consumerSecret,
+        ...changes,
+      }).then(
+        () => assert.fail('connected'),
+        (error: { code: string; message: string; body: { field?: string } }) => error,
+      );
+    const wrongSecret = await attempt({ consumerSecret: `cs_${'0'.repeat(40)}` });
+    assert.equal(wrongSecret.body.field, 'credentials');
+    assert.match(wrongSecret.message, /Clés refusées/);
+    assert.match((await attempt({ consumerKey: 'pas-une-cle' })).message, /commence par ck_/);
+    const noRest = await startStore({ restApi: false });
+    try {
+      const error = await attempt({ address: noRest.url }, storeSyncSetup(service.config, noRest.ca));
+      assert.match(error.message, /Aucune API REST WordPress/);
+      assert.equal(error.body.field, 'address');
+    } finally {
+      await noRest.close();
+    }
+    const strict = storeSyncSetup(
+      loadConfig({ ...process.env, DATA_DIR: service.config.dataDir, STORE_ALLOW_PRIVATE: '0' }),
+    );
+    for (const address of [
+      'https://127.0.0.1:9',
+      'https://169.254.169.254',
+      'https://localhost:9',
+      'http://boutique.example',
+    ]) {
+      const error = await attempt({ address }, strict);
+      assert.equal(error.body.field, 'address', address);
+      assert.match(error.message, /refusée/, address);
+    }
+    const untrusted = await attempt({}, storeSyncSetup(service.config));
+    assert.match(untrusted.message, /Certificat|TLS/);
+    assert.deepEqual(await connectionsOf(service.db, org.id), []);
+    assert.equal(store.requests.filter((r) => r.method !== 'GET').length, 0, 'the store is never written to');
+  });
+
+  test('backfill of thousands of orders, then the figures equal an import of the same orders from a file', async () => {
+    store.addOrders(2_500, 7);
+    const refunded = store
+      .allOrders()
+      .filter((o) => o.status === 'completed')
+      .slice(0, 40);
+    for (const [i, order] of refunded.entries()) {
+      const item = order.line_items[0]!;
+      store.addRefund(order.id, {
+        lineItems: [{ quantity: 1, total: Number(item.total) / Math.max(1, item.quantity), totalTax: 0.5 }],
+        ...(i % 2 === 0 ? { shipping: { total: order.shipping_total, totalTax: order.shipping_tax } } : {}),
+      });
+    }
+    store.trashOrder(store.allOrders()[10]!.id);
+    const synced = await service.addOrganization('Synchronisée', []);
+    const connected = await connectStore(service.db, setup(), {
+      organizationId: synced.org.id,
+      platform: 'woocommerce',
+      address: `${store.url}/`,
+      consumerKey: store.consumerKey,
+      consumerSecret: store.consumerSecret,
+    });
+    assert.equal(connected.address, store.url);
+    const done = await upToDate(synced.org.id);
+    assert.equal(done.orders, store.allOrders().length);
+    assert.equal(done.backfillTotal, store.allOrders().length);
+    const twin = await importedTwin('Importée', store);
+    assertSameAnswers(await answers(service, synced.key), await answers(service, twin.key));
+    assert.equal(store.maxConcurrentRequests, 1, 'one request at a time');
+
+    // Changes in the store: new orders, a status change, a refund arriving later, a trashed order.
+    store.advance(60_000);
+    for (let i = 0; i < 30; i++) store.addOrder({});
+    const changed = store.allOrders()[20]!;
+    store.updateOrder(changed.id, { status: 'cancelled' });
+    const later = store.allOrders().find((o) => o.status === 'processing' && o.refunds.length === 0)!;
+    store.addRefund(later.id, { amount: '3.00' });
+    store.trashOrder(store.allOrders()[30]!.id);
+    const before = done.lastSuccessAt!.getTime();
+    await eventually(
+      'the changes synced',
+      () => connection(synced.org.id),
+      (c) => c!.lastSuccessAt!.getTime() > before && c!.orders === store.allOrders().length,
+    );
+    // An order deleted for good (no webhook): found by the sweep a sync on request runs.
+    store.deleteOrder(store.allOrders()[40]!.id);
+    const now = await syncStoreNow(service.db, setup(), synced.org.id, store.url, () => undefined);
+    if (now.ran) assert.equal(now.error, undefined);
+    await eventually(
+      'the deleted order removed',
+      () => connection(synced.org.id),
+      (c) => c!.orders === store.allOrders().length && !c!.running,
+    );
+    const twinAfter = await importedTwin('Importée après changements', store);
+    assertSameAnswers(await answers(service, synced.key), await answers(service, twinAfter.key));
+  });
+
+  test('webhooks: signed deliveries bring an order up to date; unsigned, forged, repeated or late ones change nothing wrong', async () => {
+    const hooks = await startStore();
+    const quiet = await startTestService({ ...ENV, STORE_SYNC_INTERVAL_S: '3600' }, { storeCa: hooks.ca });
+    try {
+      hooks.addOrders(120, 3);
+      const { org, key } = await quiet.addOrganization('Webhooks', []);
+      const connected = await connectStore(quiet.db, storeSyncSetup(quiet.config, hooks.ca), {
+        organizationId: org.id,
+        platform: 'woocommerce',
+        address: hooks.url,
+        consumerKey: hooks.consumerKey,
+        consumerSecret: hooks.consumerSecret,
+      });
+      const target = `${quiet.baseUrl}${connected.webhookPath}`;
+      const synced = () => connectionsOf(quiet.db, org.id).then((c) => c[0]!);
+      await eventually('backfilled', synced, (c) => c.phase === 'incremental' && !c.running);
+      const orders = () => answers(quiet, key).then((a) => a[0]);
+
+      assert.equal((await hooks.deliverPing(target, 5)).status, 200);
+      const fresh = hooks.addOrder({ status: 'completed' });
+      const forged = await hooks.deliver(target, 'order.created', fresh.id, 'pas-le-bon-secret');
+      assert.equal(forged.status, 401);
+      assert.equal(
+        (
+          await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret, {
+            omitSignature: true,
+          })
+        ).status,
+        401,
+      );
+      const unknown = await hooks.deliver(
+        `${quiet.baseUrl}/webhooks/woocommerce/00000000-0000-4000-8000-000000000000`,
+        'order.created',
+        fresh.id,
+        connected.webhookSecret,
+      );
+      assert.equal(unknown.status, 404);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const before = hooks.allOrders().length - 1;
+      assert.equal((await synced()).orders, before, 'refused deliveries change nothing');
+
+      const created = await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret);
+      assert.equal(created.status, 202);
+      await eventually('the new order counted', synced, (c) => c.orders === before + 1, 10_000);
+
+      // Out of order: the update arrives first, the stale "created" payload after, twice.
+      const stale = JSON.stringify({ ...fresh, status: 'completed' });
+      hooks.updateOrder(fresh.id, { status: 'refunded' });
+      assert.equal(
+        (await hooks.deliver(target, 'order.updated', fresh.id, connected.webhookSecret)).status,
+        202,
+      );
+      for (let i = 0; i < 2; i++) {
+        assert.equal(
+          (await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret, { body: stale }))
+            .status,
+          202,
+        );
+      }
+      const deleted = hooks.allOrders()[3]!;
+      hooks.deleteOrder(deleted.id);
+      assert.equal(
+        (await hooks.deliver(target, 'order.deleted', deleted.id, connected.webhookSecret)).status,
+        202,
+      );
+      await eventually('the deletion counted', synced, (c) => c.orders === before, 10_000);
+      await eventually(
+        'no delivery left',
+        () => quiet.db.query('SELECT 1 FROM store_order_refetches'),
+        (rows) => rows.length === 0,
+        10_000,
+      );
+      const twin = await (async () => {
+        const t = await quiet.addOrganization('Webhooks importée', []);
+        await importOrderRecords(quiet.db, t.org.id, expectedLines(hooks));
+        return t;
+      })();
+      assert.deepEqual(await orders(), (await answers(quiet, twin.key))[0]);
+      assert.equal(hooks.requests.filter((r) => r.method !== 'GET').length, 0);
+    } finally {
+      await quiet.cleanup();
+      await hooks.close();
+    }
+  });
+
+  test('a store that fails: 429 and 5xx retried, down mid-backfill shows the reason, resumes from its page, nothing twice', async () => {
+    const flaky = await startStore();
+    try {
+      flaky.addOrders(1_500, 11);
+      flaky.failNext(1, 429, { retryAfterSeconds: 1 });
+      flaky.failNext(2, 503);
+      const { org } = await service.addOrganization('Capricieuse', []);
+      await connectStore(service.db, storeSyncSetup(service.config, flaky.ca), {
+        organizationId: org.id,
+        platform: 'woocommerce',
+        address: flaky.url,
+        consumerKey: flaky.consumerKey,
+        consumerSecret: flaky.consumerSecret,
+      });
+      flaky.slowDown(20);
+      const state = () => connectionsOf(service.db, org.id).then((c) => c[0]!);
+      await eventually('some pages written', state, (c) => c.orders >= 300);
+      await flaky.goDown();
+      // Every try fails now: the pass ends in error, with the reason in French, the cursor kept.
+      const stopped = await eventually('the failure recorded', state, (c) => c.failures >= 1 && !c.running);
+      if (process.env.DEBUG_LOGS)
+        console.log(
+          'STOPPED',
+          new Date().toISOString(),
+          JSON.stringify(stopped.nextSyncAt),
+          stopped.failures,
+          stopped.lastError,
+        );
+      assert.equal(stopped.phase, 'backfill');
+      assert.match(stopped.lastError ?? '', /injoignable|indisponible|répond/);
+      assert.ok(stopped.orders > 0 && stopped.orders < flaky.allOrders().length);
+      const resumeFrom = Number(stopped.backfillCursor);
+      assert.ok(resumeFrom > 1, `cursor ${stopped.backfillCursor}`);
+      await eventually('marked in error after repeated failures', state, (c) => c.failures >= 3, 30_000);
+      flaky.resetRecording();
+      flaky.slowDown(0);
+      await flaky.comeBack();
+      const ok = await syncedWith(org.id, flaky);
+      const pages = flaky.requests
+        .filter(
+          (r) =>
+            r.path.endsWith('/wc/v3/orders') &&
+            r.status === 200 &&
+            !('_fields' in r.query) &&
+            !('modified_after' in r.query),
+        )
+        .map((r) => Number(r.query.page ?? 1));
+      assert.equal(Math.min(...pages), resumeFrom, 'resumed at the page it stopped at, not from the start');
+      assert.equal(ok?.orders, flaky.allOrders().length);
+      const healed = await eventually('the error cleared', state, (c) => c.failures === 0);
+      assert.equal(healed.lastError, null);
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  test('two instances: each store synced by one at a time, a killed instance’s lease taken over, nothing imported twice', async () => {
+    const shared = await startStore();
+    const second = await buildApp(service.config, { db: service.db, logger: false, storeCa: shared.ca });
+    const third = await buildApp(service.config, { db: service.db, logger: false, storeCa: shared.ca });
+    try {
+      await second.ready();
+      await third.ready();
+      shared.addOrders(2_000, 21);
+      shared.slowDown(5);
+      const { org } = await service.addOrganization('Deux instances', []);
+      await connectStore(service.db, storeSyncSetup(service.config, shared.ca), {
+        organizationId: org.id,
+        platform: 'woocommerce',
+        address: shared.url,
+        consumerKey: shared.consumerKey,
+        consumerSecret: shared.consumerSecret,
+      });
+      // A lease left by an instance that was killed: it runs out, and another instance takes over.
+      await service.db.query(
+        `UPDATE store_connections SET lease_owner = gen_random_uuid(), lease_until = now() + interval '1 second'
+         WHERE organization_id = $1`,
+        [org.id],
+      );
+      const done = await eventually(
+        'synced by the other instances',
+        () => connectionsOf(service.db, org.id).then((c) => c[0]!),
+        (c) => c.phase === 'incremental' && !c.running,
+      );
+      assert.equal(done.orders, shared.allOrders().length);
+      assert.equal(shared.maxConcurrentRequests, 1, 'never two requests at once to the store');
+      const pages = shared.requests
+        .filter(
+          (r) =>
+            r.path.endsWith('/wc/v3/orders') &&
+            r.query.per_page === '100' &&
+            !('modified_after' in r.query) &&
+            !('_fields' in r.query),
+        )
+        .map((r) => r.query.page ?? '1');
+      assert.equal(new Set(pages).size, pages.length, 'no page of the backfill read twice');
+      const [jobs] = await service.db.query<{ imported: string; updated: string }>(
+        `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE organization_id = $1 AND origin = 'connector'`,
+        [org.id],
+      );
+      assert.equal(Number(jobs!.imported), shared.allOrders().length);
+      assert.equal(Number(jobs!.updated), 0, 'no order written twice');
+    } finally {
+      await second.close();
+      await third.close();
+      await shared.close();
+    }
+  });
+
+  test('secrets: never in logs, URLs or the database in clear; only the last 4 characters shown', async () => {
+    const { org } = await service.addOrganization('Secrets', []);
+    const key = await createApiKey(service.db, org.id, 'x');
+    void key;
+    const secretStore = await startStore();
+    try {
+      await connectStore(service.db, storeSyncSetup(service.config, secretStore.ca), {
+        organizationId: org.id,
+        platform: 'woocommerce',
+        address: secretStore.url,
+        consumerKey: secretStore.consumerKey,
+        consumerSecret: secretStore.consumerSecret,
+      });
+      await syncedWith(org.id, secretStore);
+      const dump =
+        JSON.stringify(await service.db.query('SELECT * FROM store_connections')) +
+        JSON.stringify(await service.db.query('SELECT * FROM import_jobs'));
+      const text = [dump, ...logLines].join('\n');
+      for (const secret of [
+        secretStore.consumerSecret,
+        secretStore.consumerKey,
+        store.consumerSecret,
+        store.consumerKey,
+      ]) {
+        assert.ok(!text.includes(secret), 'a credential in the database or the logs');
+        assert.ok(!text.includes(Buffer.from(secret).toString('base64')), 'a credential, base64');
+      }
+      for (const request of [...secretStore.requests, ...store.requests].filter((r) =>
+        r.route?.startsWith('/wc/v3'),
+      )) {
+        assert.equal(request.method, 'GET');
+        assert.ok(
+          !('consumer_secret' in request.query) && !('consumer_key' in request.query),
+          'keys never in a URL',
+        );
+        assert.equal(request.auth, 'basic');
+      }
+      const [row] = await connectionsOf(service.db, org.id);
+      assert.equal(row!.secretHint, secretStore.consumerSecret.slice(-4));
+    } finally {
+      await secretStore.close();
+    }
+  });
+
+  test('disconnecting stops syncing; with removal the store’s orders go and first orders are recomputed', async () => {
+    const a = await startStore();
+    try {
+      a.addOrders(200, 31);
+      const { org, key } = await service.addOrganization('Déconnexion', []);
+      // The same customers also bought in another store, imported from a file.
+      const other = expectedLines(a)
+        .slice(0, 50)
+        .map((line, i) => ({
+          ...line,
+          store: 'https://autre.example',
+          id: `o${i}`,
+          created_at: '2026-11-01T10:00:00Z',
+        }));
+      await importOrderRecords(service.db, org.id, other);
+      await connectStore(service.db, storeSyncSetup(service.config, a.ca), {
+        organizationId: org.id,
+        platform: 'woocommerce',
+        address: a.url,
+        consumerKey: a.consumerKey,
+        consumerSecret: a.consumerSecret,
+      });
+      await syncedWith(org.id, a);
+      const done = await disconnectStore(service.db, org.id, a.url, { removeOrders: true });
+      assert.equal(done.removedOrders, a.allOrders().length);
+      assert.deepEqual(await connectionsOf(service.db, org.id), []);
+      const twin = await service.addOrganization('Déconnexion importée', other);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+      const kept = await service.addOrganization('Conservée', []);
+      await connectStore(service.db, storeSyncSetup(service.config, a.ca), {
+        organizationId: kept.org.id,
+        platform: 'woocommerce',
+        address: a.url,
+        consumerKey: a.consumerKey,
+        consumerSecret: a.consumerSecret,
+      });
+      await syncedWith(kept.org.id, a);
+      assert.equal(
+        (await disconnectStore(service.db, kept.org.id, a.url, { removeOrders: false })).removedOrders,
+        0,
+      );
+      const [{ n } = { n: 0 }] = await service.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM orders WHERE organization_id = $1',
+        [kept.org.id],
+      );
+      assert.equal(n, a.allOrders().length, 'orders kept');
+    } finally {
+      await a.close();
+    }
+  });
+});
