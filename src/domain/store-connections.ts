@@ -16,6 +16,8 @@ import {
 } from '../ingest/connectors/connections.js';
 import { newWebhookSecret, openWebhookSecret, sealSecrets } from '../ingest/connectors/credentials.js';
 import type { StoreSyncSetup } from '../ingest/connectors/registry.js';
+import { removeStoreOrders } from '../ingest/connectors/order-writes.js';
+import { discardStaged } from '../ingest/import.js';
 import { runPass } from '../ingest/connectors/sync.js';
 import { isValidStoreAddress, normalizeStoreAddress } from '../ingest/store-address.js';
 
@@ -180,26 +182,14 @@ export async function disconnectStore(
     await tx.query('DELETE FROM store_connections WHERE id = $1', [connection.id]);
     if (!options.removeOrders) return { address: connection.address, removedOrders: 0 };
     const scratch = crypto.randomUUID();
-    const [row] = await tx.query<{ removed: number }>(
-      `WITH gone AS (
-         DELETE FROM orders WHERE organization_id = $1 AND store_id = $2 RETURNING customer
-       ), remembered AS (
-         INSERT INTO import_customers (organization_id, import_id, customer)
-         SELECT DISTINCT $1::bigint, $3::uuid, customer FROM gone WHERE customer IS NOT NULL
-       )
-       SELECT count(*)::int AS removed FROM gone`,
-      [organizationId, connection.storeId, scratch],
-    );
+    const removed = await removeStoreOrders(tx, organizationId, connection.storeId, scratch, 'all');
     await refreshFirstOrders(tx, organizationId, { customersOfImport: scratch });
-    await tx.query('DELETE FROM import_customers WHERE organization_id = $1 AND import_id = $2', [
-      organizationId,
-      scratch,
-    ]);
+    await discardStaged(tx, organizationId, scratch);
     await tx.query('DELETE FROM stores WHERE organization_id = $1 AND id = $2', [
       organizationId,
       connection.storeId,
     ]);
-    return { address: connection.address, removedOrders: row?.removed ?? 0 };
+    return { address: connection.address, removedOrders: removed };
   });
 }
 

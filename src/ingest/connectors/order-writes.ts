@@ -35,17 +35,32 @@ export interface Written {
   readonly rejected: readonly UnmappedOrder[];
 }
 
-// U2: the customers of the deleted orders are recomputed with the import's own statement.
-const REMOVE_ORDERS = `
-  WITH gone AS (
-    DELETE FROM orders WHERE organization_id = $1 AND store_id = $2 AND external_id = ANY ($3::text[])
-    RETURNING customer
-  ), remembered AS (
-    INSERT INTO import_customers (organization_id, import_id, customer)
-    SELECT DISTINCT $1::bigint, $4::uuid, customer FROM gone WHERE customer IS NOT NULL
-    ON CONFLICT DO NOTHING
-  )
-  SELECT count(*)::int AS removed FROM gone`;
+/**
+ * Deletes orders of a store (`'all'` of them, or those ids), remembering their customers under
+ * `importId` in import_customers for refreshFirstOrders (U2); returns how many went.
+ */
+export async function removeStoreOrders(
+  tx: Queryable,
+  organizationId: string,
+  storeId: string,
+  importId: string,
+  externalIds: readonly string[] | 'all',
+): Promise<number> {
+  const [row] = await tx.query<{ removed: number }>(
+    `WITH gone AS (
+       DELETE FROM orders WHERE organization_id = $1 AND store_id = $2
+         AND ($3::text[] IS NULL OR external_id = ANY ($3::text[]))
+       RETURNING customer
+     ), remembered AS (
+       INSERT INTO import_customers (organization_id, import_id, customer)
+       SELECT DISTINCT $1::bigint, $4::uuid, customer FROM gone WHERE customer IS NOT NULL
+       ON CONFLICT DO NOTHING
+     )
+     SELECT count(*)::int AS removed FROM gone`,
+    [organizationId, storeId, externalIds === 'all' ? null : [...externalIds], importId],
+  );
+  return row?.removed ?? 0;
+}
 
 /** Holds the connection's row until the transaction ends; throws LeaseLost when another owns it. */
 export async function fence(tx: Queryable, connectionId: string, owner: string): Promise<void> {
@@ -87,16 +102,10 @@ export async function writeChanges(
     await staging.finish();
     const counts = await db.transaction(async (tx) => {
       await fence(tx, connection.id, owner);
-      let removed = 0;
-      if (changes.gone.length > 0) {
-        const [row] = await tx.query<{ removed: number }>(REMOVE_ORDERS, [
-          connection.organizationId,
-          connection.storeId,
-          [...changes.gone],
-          jobId,
-        ]);
-        removed = row?.removed ?? 0;
-      }
+      const removed =
+        changes.gone.length > 0
+          ? await removeStoreOrders(tx, connection.organizationId, connection.storeId, jobId, changes.gone)
+          : 0;
       let result = { imported: 0, updated: 0 };
       if (staged > 0) result = await mergeStaged(tx, connection.organizationId, jobId);
       else if (removed > 0) {
