@@ -19,6 +19,7 @@ import https from 'node:https';
 import crypto from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import selfsigned from 'selfsigned';
+import { mulberry32 } from './seeded-random.js';
 
 // ---------------------------------------------------------------------------------------------
 // Public types: the REST resources exactly as the fake serves them (snake_case, as JSON).
@@ -520,17 +521,6 @@ function isoWall(wallMs: number): string {
 
 function wholeSeconds(ms: number): number {
   return Math.floor(ms / 1000) * 1000;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function pick<T>(rand: () => number, list: readonly T[]): T {

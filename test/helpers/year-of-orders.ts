@@ -5,6 +5,7 @@
 // lower case (`Unknown`, section 5), excluded statuses (S1) and orders just outside the year (T1).
 // Made from the order's index by a seeded generator, so the same every run; `yearTotals` sums
 // them independently of the service, in integer cents.
+import { mulberry32 } from './seeded-random.js';
 
 export const YEAR_FROM = '2025-01-01';
 export const YEAR_TO = '2025-12-31';
@@ -25,17 +26,6 @@ const DST_NIGHTS_MS = [Date.parse('2025-03-29T21:00:00Z'), Date.parse('2025-10-2
 /** T1: the last instant before the year and the first after it; never counted. */
 const OUTSIDE = ['2024-12-31T23:59:59Z', '2026-01-01T00:00:00Z', '2026-01-01T00:30:00+01:00'];
 
-/** mulberry32: a small seeded generator, so that every run imports the same orders. */
-function generator(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 const money = (cents: number) => (cents / 100).toFixed(2);
 
 /** The instant written as the store would, sometimes with Paris's offset of that day. */
@@ -47,7 +37,7 @@ function written(ms: number, withOffset: boolean): string {
 }
 
 export function yearOfOrders(count = 3000, seed = 2025): Record<string, unknown>[] {
-  const random = generator(seed);
+  const random = mulberry32(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
   const orders: Record<string, unknown>[] = [];
   for (let i = 0; i < count; i++) {

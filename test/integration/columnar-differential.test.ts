@@ -22,20 +22,10 @@ import { addDays, GRANULARITIES } from '../../src/query/dates.js';
 import { NO_EXTENSIONS } from '../../src/query/parse.js';
 import { planReport, type ReportPlan } from '../../src/query/plan.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { mulberry32 } from '../helpers/seeded-random.js';
 
 const SEED = 9_2026;
 const RUNS_PER_SETTINGS = Number(process.env.DIFFERENTIAL_RUNS ?? 700);
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const STORES = ['https://a.example', 'https://B.example', 'https://z.example/shop'];
 // 'Zeta' < 'completed' by code point; '\uFFFD…' < '𝒮…' by code point but not by UTF-16 unit (T3).

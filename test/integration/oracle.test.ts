@@ -33,22 +33,12 @@ import {
   type RawOrder,
   type ReportSettings,
 } from '../helpers/oracle.js';
+import { mulberry32 } from '../helpers/seeded-random.js';
 
 const SEED = Number(process.env.ORACLE_SEED ?? 20261122) >>> 0;
 
 // ---------------------------------------------------------------------------------------------
 // Seeded PRNG (mulberry32) and helpers
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const random = mulberry32(SEED);
 const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
