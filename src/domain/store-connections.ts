@@ -20,6 +20,7 @@ import { removeStoreOrders } from '../ingest/connectors/order-writes.js';
 import { discardStaged } from '../ingest/import.js';
 import { runPass } from '../ingest/connectors/sync.js';
 import { isValidStoreAddress, normalizeStoreAddress } from '../ingest/store-address.js';
+import { FIELD_BOUNDS } from '../ingest/validate-order.js';
 
 export type { StoreConnection } from '../ingest/connectors/connections.js';
 
@@ -61,7 +62,7 @@ function checkedRequest(request: ConnectRequest): {
       'platform',
       `Plateforme inconnue : « ${request.platform.slice(0, 40)} » (woocommerce attendu)`,
     );
-  if (!isValidStoreAddress(request.address)) {
+  if (request.address.length > FIELD_BOUNDS.store || !isValidStoreAddress(request.address)) {
     throw fieldError(
       'address',
       `Adresse de boutique invalide : « ${request.address.slice(0, 200)} » (URL https:// attendue)`,

@@ -16,8 +16,11 @@ import { AddStoreForm, ConnectStoreForm, StoreActionForm } from './forms.js';
 import { connectStore, disconnectStore, listConnections, requestSync } from '../domain/store-connections.js';
 import { connectionsTable, webhookCard } from './store-connection-views.js';
 import type { WebTools } from './web-tools.js';
+import { AttemptLimit } from '../limits/attempt-limit.js';
 
 const SHOWN_ERRORS = 200;
+/** Store connection tries per organization and hour (each one calls the address typed). */
+const CONNECT_ATTEMPTS_PER_HOUR = 20;
 
 function importReport(result: ImportResult): Html {
   const errors = result.errors.slice(0, SHOWN_ERRORS);
@@ -74,6 +77,13 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
     app.log.error({ err: error, jobId }, 'background import failed'),
   );
   app.addHook('onClose', async () => imports.close());
+  const connectAttempts = new AttemptLimit(
+    app.createRateLimit({
+      max: CONNECT_ATTEMPTS_PER_HOUR,
+      timeWindow: 60 * 60_000,
+      keyGenerator: (r) => `store-connect:${r.webSession?.organization.id ?? r.ip}`,
+    }),
+  );
 
   async function storesPage(
     request: FastifyRequest,
@@ -236,16 +246,36 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
     { schema: { body: ConnectStoreForm }, preHandler: [tools.requireSession, app.csrfProtection] },
     async (request, reply) => {
       const context = tools.context(request, reply);
-      const address = (request.body.address ?? '').slice(0, 2048);
-      const key = (request.body.consumer_key ?? '').slice(0, 200);
-      try {
-        const connected = await connectStore(tools.db, tools.stores.setup, {
-          organizationId: session(request).organization.id,
-          platform: request.body.platform ?? 'woocommerce',
-          address,
-          consumerKey: key,
-          consumerSecret: request.body.consumer_secret ?? '',
-        });
+      const address = request.body.address ?? '';
+      const organizationId = session(request).organization.id;
+      // Each try makes this server call the address typed: a few an hour per organization, one
+      // at a time per client address.
+      const attempt = await connectAttempts.run(
+        request,
+        () =>
+          connectStore(tools.db, tools.stores.setup, {
+            organizationId,
+            platform: request.body.platform ?? 'woocommerce',
+            address,
+            consumerKey: request.body.consumer_key ?? '',
+            consumerSecret: request.body.consumer_secret ?? '',
+          }).then(
+            (connected) => ({ connected }),
+            (error: unknown) => ({ error }),
+          ),
+        () => true,
+      );
+      const failure =
+        'limitedForMs' in attempt
+          ? new AppError(
+              'RATE_LIMITED',
+              `Trop d’essais de connexion : réessayez dans ${Math.ceil(attempt.limitedForMs / 60_000)} min.`,
+            )
+          : 'error' in attempt.outcome
+            ? attempt.outcome.error
+            : undefined;
+      if (failure === undefined && 'outcome' in attempt && 'connected' in attempt.outcome) {
+        const { connected } = attempt.outcome;
         tools.stores.kick();
         const base = tools.stores.publicUrl ?? `${request.protocol}://${request.host}`;
         const card = webhookCard(
@@ -254,15 +284,11 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
           connected.webhookSecret,
         );
         return tools.render(reply, await storesPage(request, context, { report: card }));
-      } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500) throw error;
-        const field = typeof error.body.field === 'string' ? error.body.field : 'address';
-        return tools.render(
-          reply,
-          await storesPage(request, context, { connect: { address, error: error.message, field } }),
-          error.status,
-        );
       }
+      if (!(failure instanceof AppError) || failure.status >= 500) throw failure;
+      const field = typeof failure.body.field === 'string' ? failure.body.field : 'address';
+      const shown = { address: address.slice(0, 2048), error: failure.message, field };
+      return tools.render(reply, await storesPage(request, context, { connect: shown }), failure.status);
     },
   );
 
