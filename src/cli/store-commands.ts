@@ -13,6 +13,7 @@ import {
   type StoreConnection,
 } from '../domain/store-connections.js';
 import { storeSyncSetup } from '../ingest/connectors/registry.js';
+import { runRate } from '../ingest/connectors/connections.js';
 import { readStdin, required, text, withDatabase, type Command } from './command-tools.js';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
@@ -24,7 +25,10 @@ function statusOf(c: StoreConnection) {
     phase: c.phase,
     state: c.failures >= 3 ? 'error' : c.running ? 'running' : c.phase === 'backfill' ? 'backfilling' : 'ok',
     orders: c.orders,
-    backfill: c.phase === 'backfill' ? { read: c.runOrders, estimatedTotal: c.backfillTotal } : null,
+    backfill:
+      c.phase === 'backfill'
+        ? { read: c.runOrders, estimatedTotal: c.backfillTotal, ordersPerSecond: runRate(c) }
+        : null,
     lastSuccessAt: iso(c.lastSuccessAt),
     nextSyncAt: iso(c.nextSyncAt),
     failures: c.failures,
@@ -34,7 +38,9 @@ function statusOf(c: StoreConnection) {
 }
 
 function statusLine(c: ReturnType<typeof statusOf>): string {
-  const backfill = c.backfill ? `  historique ${c.backfill.read}/${c.backfill.estimatedTotal ?? '?'}` : '';
+  const backfill = c.backfill
+    ? `  historique ${c.backfill.read}/${c.backfill.estimatedTotal ?? '?'} (${c.backfill.ordersPerSecond} commandes/s)`
+    : '';
   const error = c.lastError ? `  erreur (${c.failures}×) : ${c.lastError}` : '';
   return `${c.address}  ${c.platform}  ${c.state}  ${c.orders} commandes${backfill}  dernière réussite ${c.lastSuccessAt ?? 'jamais'}  prochaine ${c.nextSyncAt ?? '—'}${error}`;
 }

@@ -2,23 +2,13 @@
 // read at a glance, in plain French: the backfill's progress (orders so far, the store's estimate,
 // the rate), the last successful sync, the next one, the last error; and the one-time webhook card.
 import type { StoreConnection } from '../ingest/connectors/connections.js';
-import { FAILURES_FOR_ERROR } from '../ingest/connectors/connections.js';
+import { FAILURES_FOR_ERROR, runRate } from '../ingest/connectors/connections.js';
 import { html, type Html } from './html.js';
 import { csrfField, type PageContext } from './layout.js';
 
 const WHEN = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
 const count = (n: number) => n.toLocaleString('fr-FR');
 const when = (date: Date | null) => (date ? `${WHEN.format(date)} UTC` : '—');
-
-/** Orders a second over the current run, 0 before it has lasted a second. */
-export function runRate(
-  connection: Pick<StoreConnection, 'runOrders' | 'runStartedAt'>,
-  now = Date.now(),
-): number {
-  if (!connection.runStartedAt) return 0;
-  const seconds = (now - connection.runStartedAt.getTime()) / 1000;
-  return seconds >= 1 ? Math.round(connection.runOrders / seconds) : 0;
-}
 
 /** The connection's state in one sentence. */
 export function connectionState(

@@ -53,6 +53,16 @@ const date = (value: unknown): Date | null =>
   value === null || value === undefined ? null : new Date(String(value));
 const isPlatform = (value: unknown): value is Platform => PLATFORMS.some((p) => p === value);
 
+/** Orders a second over the current run, 0 before it has lasted a second. */
+export function runRate(
+  connection: Pick<StoreConnection, 'runOrders' | 'runStartedAt'>,
+  now = Date.now(),
+): number {
+  if (!connection.runStartedAt) return 0;
+  const seconds = (now - connection.runStartedAt.getTime()) / 1000;
+  return seconds >= 1 ? Math.round(connection.runOrders / seconds) : 0;
+}
+
 export function toConnection(row: Record<string, unknown>): StoreConnection {
   const { platform, phase } = row;
   if (!isPlatform(platform))

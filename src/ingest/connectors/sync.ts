@@ -112,11 +112,14 @@ class Pass {
       async (tx, invalid) => {
         const rejected = [...unmapped, ...invalid];
         await tx.query(
-          `UPDATE store_connections SET run_orders = run_orders + $2, skipped_orders = skipped_orders + $3,
+          // run_orders counts the backfill's progress (the page shows it against backfill_total).
+          `UPDATE store_connections
+           SET run_orders = run_orders + CASE WHEN phase = 'backfill' THEN $2 ELSE 0 END,
+             skipped_orders = skipped_orders + $3,
            last_skipped = COALESCE($4, last_skipped) WHERE id = $1`,
           [
             this.connection.id,
-            changes.lines.length + changes.gone.length,
+            changes.lines.length + changes.gone.length + unmapped.length,
             rejected.length,
             skippedText(rejected),
           ],
@@ -202,6 +205,8 @@ async function backfill(pass: Pass): Promise<boolean> {
       await tx.query(
         `UPDATE store_connections SET backfill_cursor = $2, backfill_total = COALESCE($3, backfill_total),
            changes_since = CASE WHEN $4 THEN $5::timestamptz ELSE changes_since END,
+           run_started_at = CASE WHEN $4 THEN now() ELSE run_started_at END,
+           run_orders = CASE WHEN $4 THEN $6 ELSE run_orders END,
            phase = CASE WHEN $2::text IS NULL THEN 'incremental' ELSE phase END,
            swept_at = CASE WHEN $2::text IS NULL THEN NULL ELSE swept_at END
          WHERE id = $1`,
@@ -211,6 +216,7 @@ async function backfill(pass: Pass): Promise<boolean> {
           page.total ?? null,
           starting,
           (page.storeDate ?? new Date()).toISOString(),
+          page.orders.length + page.removed.length + page.unmapped.length,
         ],
       );
     });
