@@ -106,6 +106,15 @@ export async function writeChanges(
         changes.gone.length > 0
           ? await removeStoreOrders(tx, connection.organizationId, connection.storeId, jobId, changes.gone)
           : 0;
+      if (staged > 0) {
+        // A recovery that took this job for a killed one would have removed its staged rows:
+        // then nothing is merged and the page is read again, rather than a page silently lost.
+        const [row] = await tx.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM import_staging WHERE organization_id = $1 AND import_id = $2',
+          [connection.organizationId, jobId],
+        );
+        if (row?.n !== staged) throw new Error(`lignes préparées disparues (${row?.n ?? 0} sur ${staged})`);
+      }
       let result = { imported: 0, updated: 0 };
       if (staged > 0) result = await mergeStaged(tx, connection.organizationId, jobId);
       else if (removed > 0) {

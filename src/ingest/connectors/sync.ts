@@ -76,6 +76,10 @@ class Pass {
   async keepLease(): Promise<void> {
     if (Date.now() - this.renewedAt < RENEW_MS) return;
     if (!(await renewLease(this.db, this.connection.id, this.owner))) throw new LeaseLost();
+    // The pass's import job beats too: no recovery takes it for a killed one (jobs.ts).
+    if (this.jobId) {
+      await this.db.query('UPDATE import_jobs SET heartbeat_at = now() WHERE id = $1', [this.jobId]);
+    }
     this.renewedAt = Date.now();
   }
 
