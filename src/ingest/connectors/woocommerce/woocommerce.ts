@@ -195,10 +195,17 @@ class WooCommerceApi implements StoreApi {
   }
 }
 
-/** The REST index at the address: where the API answers, and whether WooCommerce's v3 is there. */
+const ORDERS_ROUTE = /\/wp-json\/wc\/v3\/orders\/?(?:[?#].*)?$/;
+
+/**
+ * Where WooCommerce's API answers: the orders route asked without the keys (they never follow a
+ * redirect this way), which WooCommerce answers 401; the address it answered at, after any
+ * redirect (http → https, a www prefix), is the API's base. Anything but WooCommerce's own JSON
+ * says the address is not a WooCommerce store.
+ */
 async function findApi(address: URL, http: StoreHttpOptions, retry: RetryPolicy): Promise<URL> {
-  const index = await politeGet(
-    new URL(`${siteOf(address)}/wp-json/`),
+  const probe = await politeGet(
+    restUrl(address, 'orders', { per_page: '1' }),
     { accept: 'application/json' },
     http,
     retry,
@@ -206,28 +213,22 @@ async function findApi(address: URL, http: StoreHttpOptions, retry: RetryPolicy)
   const host = address.host;
   let body: unknown;
   try {
-    body = index.status === 200 ? JSON.parse(index.body.toString('utf8')) : undefined;
+    body = JSON.parse(probe.body.toString('utf8'));
   } catch {
     body = undefined;
   }
-  if (
-    typeof body !== 'object' ||
-    body === null ||
-    !('namespaces' in body) ||
-    !Array.isArray(body.namespaces)
-  ) {
+  const code = typeof body === 'object' && body !== null && 'code' in body ? String(body.code) : '';
+  const wooCommerce =
+    probe.status === 200 ? Array.isArray(body) : [401, 403].includes(probe.status) && code !== '';
+  if (!wooCommerce) {
     throw new ConnectorError(
       'address',
-      `Aucune API REST WordPress à l’adresse ${host} (réponse ${index.status}) : vérifiez l’adresse de la boutique`,
+      code === 'rest_no_route'
+        ? `${host} est un site WordPress sans l’API REST de WooCommerce (wc/v3) : WooCommerce est-il installé et activé ?`
+        : `Aucune API REST WooCommerce à l’adresse ${host} (réponse ${probe.status}) : vérifiez l’adresse de la boutique`,
     );
   }
-  if (!body.namespaces.includes('wc/v3')) {
-    throw new ConnectorError(
-      'address',
-      `${host} est un site WordPress sans l’API REST de WooCommerce (wc/v3) : WooCommerce est-il installé et activé ?`,
-    );
-  }
-  return new URL(index.url.href.replace(/\/wp-json\/?(?:[?#].*)?$/, '') || siteOf(address));
+  return new URL(probe.url.href.replace(ORDERS_ROUTE, '') || siteOf(address));
 }
 
 export function woocommerceConnector(retry: RetryPolicy = DEFAULT_RETRY): StoreConnector {
