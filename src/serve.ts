@@ -5,6 +5,7 @@ import { migrate } from './db/migrate.js';
 import { buildApp } from './app.js';
 import { seedDemo, printDemo, type DemoAccess } from './demo/seed.js';
 import { recoverInterruptedImports } from './ingest/jobs.js';
+import { releaseAllLeases } from './ingest/connectors/connections.js';
 
 export async function serve(config: Config): Promise<void> {
   const db = await openDatabase(config, { role: 'server' });
@@ -16,6 +17,7 @@ export async function serve(config: Config): Promise<void> {
     // embedded database this server is the only process, so every unfinished job was killed.
     const interrupted = await recoverInterruptedImports(db, { everyJob: db.engine === 'embedded' });
     if (interrupted > 0) process.stderr.write(`${interrupted} import(s) interrompu(s) marqué(s) en échec\n`);
+    if (db.engine === 'embedded') await releaseAllLeases(db);
     demo = config.demo ? await seedDemo(db, (line) => process.stderr.write(`${line}\n`)) : undefined;
     app = await buildApp(config, { db });
     await app.listen({ port: config.port, host: config.host });
