@@ -82,15 +82,20 @@ export const STORE_COMMANDS: Record<string, Command> = {
           consumerKey: required(context, 'consumer-key'),
           consumerSecret: secret,
         });
-        const base = config.publicUrl ?? `http://${config.host}:${config.port}`;
-        const webhookUrl = `${base}${connected.webhookPath}`;
+        // The server's public address is known only from PUBLIC_URL (this command may run
+        // elsewhere, with another HOST and PORT): without it, the path alone, to append to it.
+        const webhookUrl = config.publicUrl
+          ? `${config.publicUrl}${connected.webhookPath}`
+          : connected.webhookPath;
         context.print(
           { address: connected.address, webhookUrl, webhookSecret: connected.webhookSecret },
           [
             `Boutique connectée : ${connected.address}`,
             'Le serveur importe son historique en arrière-plan (ou maintenant : sales-metrics store sync).',
             'Webhooks WooCommerce (Commande créée, mise à jour, supprimée) :',
-            `  URL de livraison : ${webhookUrl}`,
+            config.publicUrl
+              ? `  URL de livraison : ${webhookUrl}`
+              : `  URL de livraison : l’adresse publique du serveur suivie de ${webhookUrl} (ou définissez PUBLIC_URL)`,
             `  Secret : ${connected.webhookSecret}`,
             'Ce secret ne sera plus affiché : copiez-le maintenant.',
           ].join('\n'),

@@ -243,10 +243,16 @@ export async function syncStoreNow(
   address: string,
   onProgress: (written: number) => void,
 ): Promise<ForegroundSync> {
-  const requested = await requestSync(db, organizationId, address);
+  const found = await connectionAt(db, organizationId, address);
   const owner = crypto.randomUUID();
-  let connection = await claimNow(db, requested.id, owner);
-  if (!connection) return { ran: false, address: requested.address, written: 0 };
+  // Claimed first: marking the store due before would let a server's worker take it in between.
+  let connection = await claimNow(db, found.id, owner);
+  if (!connection) {
+    await requestSync(db, organizationId, address);
+    return { ran: false, address: found.address, written: 0 };
+  }
+  // With a deletion sweep, like the page's « Synchroniser maintenant ».
+  connection = { ...connection, sweptAt: null };
   let written = 0;
   for (;;) {
     const done = written;

@@ -40,6 +40,12 @@ dialog::backdrop { background: rgba(20, 25, 35, .45); }
 /* A dialog opened by the server (no script yet) stands in the page flow instead of over it. */
 dialog[open]:not(:modal) { position: static; margin: 0 0 1rem; width: 100%; max-width: none; }
 .muted { color: var(--muted); }
+/* Connected stores: long states and addresses wrap, the actions stack, nothing scrolls away. */
+table.connections td { white-space: normal; vertical-align: top; }
+table.connections td:first-child { overflow-wrap: anywhere; min-width: 10rem; }
+table.connections td:nth-child(2) { min-width: 14rem; }
+table.connections form { display: block; margin: 0 0 .4rem; }
+table.connections progress { display: block; width: 100%; max-width: 16rem; }
 .chart svg { width: 100%; height: auto; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 @media (max-width: 640px) {

@@ -52,8 +52,45 @@ function actions(context: PageContext, connection: StoreConnection): Html {
     </form>`;
 }
 
-/** The table of connected stores; `data-refresh` lets the script update it while a sync runs. */
-export function connectionsTable(context: PageContext, connections: readonly StoreConnection[]): Html {
+/** Every store of the organization, connected or fed by files, with its orders. */
+function storesTable(stores: readonly { address: string; orders: number }[]): Html {
+  return html`<h3>Toutes les boutiques</h3>
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th>Boutique</th>
+            <th class="num">Commandes</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${
+            stores.length === 0
+              ? html`<tr>
+                  <td colspan="2" class="muted">Aucune boutique connectée.</td>
+                </tr>`
+              : stores.map(
+                  (s) =>
+                    html`<tr>
+                      <td>${s.address}</td>
+                      <td class="num">${s.orders}</td>
+                    </tr>`,
+                )
+          }
+        </tbody>
+      </table>
+    </div>`;
+}
+
+/**
+ * Connected stores, then every store; `data-refresh` lets the page's script fetch it again every
+ * few seconds while a sync runs.
+ */
+export function connectionsTable(
+  context: PageContext,
+  connections: readonly StoreConnection[],
+  stores: readonly { address: string; orders: number }[],
+): Html {
   const active = connections.some((c) => c.running || c.phase === 'backfill');
   return html`<div
     id="connections"
@@ -62,47 +99,50 @@ export function connectionsTable(context: PageContext, connections: readonly Sto
   >
     ${
       connections.length === 0
-        ? html`<p class="muted">Aucune boutique connectée par son API.</p>`
-        : html`<div class="table-wrap">
-            <table class="stack">
-              <thead>
-                <tr>
-                  <th>Boutique</th>
-                  <th>État</th>
-                  <th class="num">Commandes</th>
-                  <th>Dernière synchronisation réussie</th>
-                  <th>Prochaine</th>
-                  <th>Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${connections.map((c) => {
-                  const state = connectionState(c);
-                  const progress =
-                    c.phase === 'backfill' && c.backfillTotal
-                      ? html`<progress
-                          max="${c.backfillTotal}"
-                          value="${Math.min(c.runOrders, c.backfillTotal)}"
-                        ></progress>`
-                      : '';
-                  return html`<tr data-store="${c.address}">
-                    <td data-label="Boutique">
-                      ${c.address}<br /><span class="muted">WooCommerce · secret ••••${c.secretHint}</span>
-                    </td>
-                    <td data-label="État" class="${state.alert ? 'error' : ''}">
-                      ${state.text} ${progress}
-                      ${c.skippedOrders > 0 ? html`<br /><span class="muted">${count(c.skippedOrders)} commande(s) ignorée(s) : ${c.lastSkipped ?? ''}</span>` : ''}
-                    </td>
-                    <td data-label="Commandes" class="num">${count(c.orders)}</td>
-                    <td data-label="Dernière synchronisation réussie">${when(c.lastSuccessAt)}</td>
-                    <td data-label="Prochaine">${c.running ? 'en cours' : when(c.nextSyncAt)}</td>
-                    <td data-label="Actions">${actions(context, c)}</td>
-                  </tr>`;
-                })}
-              </tbody>
-            </table>
-          </div>`
+        ? html`<h3>Connectées par leur API</h3>
+            <p class="muted">Aucune boutique connectée par son API.</p>`
+        : html`<h3>Connectées par leur API</h3>
+            <div class="table-wrap">
+              <table class="stack connections">
+                <thead>
+                  <tr>
+                    <th>Boutique</th>
+                    <th>État</th>
+                    <th class="num">Commandes</th>
+                    <th>Dernière réussite</th>
+                    <th>Prochaine</th>
+                    <th>Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${connections.map((c) => {
+                    const state = connectionState(c);
+                    const progress =
+                      c.phase === 'backfill' && c.backfillTotal
+                        ? html`<progress
+                            max="${c.backfillTotal}"
+                            value="${Math.min(c.runOrders, c.backfillTotal)}"
+                          ></progress>`
+                        : '';
+                    return html`<tr data-store="${c.address}">
+                      <td data-label="Boutique">
+                        ${c.address}<br /><span class="muted">WooCommerce · secret ••••${c.secretHint}</span>
+                      </td>
+                      <td data-label="État" class="${state.alert ? 'error' : ''}">
+                        ${state.text} ${progress}
+                        ${c.lastSkipped ? html`<br /><span class="muted">${count(c.skippedOrders)} commande(s) de l’historique non comptée(s) ; dernière : ${c.lastSkipped}</span>` : ''}
+                      </td>
+                      <td data-label="Commandes" class="num">${count(c.orders)}</td>
+                      <td data-label="Dernière synchronisation réussie">${when(c.lastSuccessAt)}</td>
+                      <td data-label="Prochaine">${c.running ? 'en cours' : when(c.nextSyncAt)}</td>
+                      <td data-label="Actions">${actions(context, c)}</td>
+                    </tr>`;
+                  })}
+                </tbody>
+              </table>
+            </div>`
     }
+    ${storesTable(stores)}
   </div>`;
 }
 

@@ -102,8 +102,8 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
     const connect = extra.connect;
     const body = html`${extra.report ?? ''}
       <section class="card" aria-labelledby="connected-title">
-        <h2 id="connected-title">Boutiques connectées par leur API</h2>
-        ${connectionsTable(context, connections)}
+        <h2 id="connected-title">Boutiques</h2>
+        ${connectionsTable(context, connections, stores)}
         <p class="muted"><a href="/settings/stores">Rafraîchir</a></p>
       </section>
       <form method="post" action="/settings/stores/connect" class="card" id="connect-form" autocomplete="off">
@@ -144,31 +144,6 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
         ${connect ? html`<p class="error" id="connect-error" role="alert">${connect.error}</p>` : ''}
         <div class="actions"><button>Connecter</button></div>
       </form>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>Boutique</th>
-              <th class="num">Commandes</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${
-              stores.length === 0
-                ? html`<tr>
-                    <td colspan="2" class="muted">Aucune boutique connectée.</td>
-                  </tr>`
-                : stores.map(
-                    (s) =>
-                      html`<tr>
-                        <td>${s.address}</td>
-                        <td class="num">${s.orders}</td>
-                      </tr>`,
-                  )
-            }
-          </tbody>
-        </table>
-      </div>
       <form method="post" action="/settings/stores" class="card">
         ${csrfField(context)}
         <h2>Ajouter une boutique sans connexion</h2>
@@ -332,8 +307,10 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
 
   // The connections table alone: the page's script refreshes it while a sync runs.
   app.get('/settings/stores/connections', { preHandler: tools.requireSession }, async (request, reply) => {
-    const connections = await listConnections(tools.db, session(request).organization.id);
-    return tools.render(reply, connectionsTable(tools.context(request, reply), connections));
+    const organizationId = session(request).organization.id;
+    const connections = await listConnections(tools.db, organizationId);
+    const stores = await listStores(tools.db, organizationId);
+    return tools.render(reply, connectionsTable(tools.context(request, reply), connections, stores));
   });
 
   // A multipart body is streamed, so the CSRF token is the form's first field, checked before the

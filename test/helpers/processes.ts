@@ -51,6 +51,8 @@ export interface ServerProcess {
   /** Standard output alone: the JSON log lines (the demo banner goes to stderr). */
   stdout(): string;
   stop(): Promise<number | null>;
+  /** SIGKILL, as a crash or an OOM kill: no shutdown hook runs. Resolves once the process has exited. */
+  kill(): Promise<number | null>;
 }
 
 /** Starts `sales-metrics serve` and waits until it answers HTTP. */
@@ -83,6 +85,10 @@ export async function startServer(env: Record<string, string>, timeoutMs = 120_0
     stdout: () => stdout,
     async stop() {
       child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      child.kill('SIGKILL');
       return exited;
     },
   };

@@ -9,9 +9,12 @@ import type { TestService } from './service.js';
 const centsOf = (text: string | number): number => Math.round(Number(text) * 100);
 const money = (cents: number): string => (cents / 100).toFixed(2);
 
-/** The import line of each order the store still counts (trashed ones are not orders any more). */
+/**
+ * The import line of each order the store still counts (trashed ones are not orders any more),
+ * in the organization's currency (EUR here: an order in another one is left out and reported).
+ */
 export function expectedLines(store: FakeWooCommerce): Record<string, unknown>[] {
-  return store.allOrders().map((order) => {
+  return countedOrders(store).map((order) => {
     const refunds = store.refundsOf(order.id);
     let refunded = 0;
     let refundTax = 0;
@@ -46,6 +49,9 @@ export function expectedLines(store: FakeWooCommerce): Record<string, unknown>[]
     };
   });
 }
+
+export const countedOrders = (store: FakeWooCommerce) =>
+  store.allOrders().filter((o) => o.currency === 'EUR');
 
 const ALL_METRICS =
   'orders,items_sold,gross_sales,net_revenue,average_order_value,taxes,shipping,unique_customers,new_customers,returning_customers';

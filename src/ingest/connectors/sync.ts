@@ -119,7 +119,7 @@ class Pass {
           // run_orders counts the backfill's progress (the page shows it against backfill_total).
           `UPDATE store_connections
            SET run_orders = run_orders + CASE WHEN phase = 'backfill' THEN $2 ELSE 0 END,
-             skipped_orders = skipped_orders + $3,
+             skipped_orders = skipped_orders + CASE WHEN phase = 'backfill' THEN $3 ELSE 0 END,
            last_skipped = COALESCE($4, last_skipped) WHERE id = $1`,
           [
             this.connection.id,
@@ -203,6 +203,13 @@ async function backfill(pass: Pass): Promise<boolean> {
   let cursor = pass.connection.backfillCursor ?? undefined;
   for (let pages = 0; pages < pass.settings.pagesPerPass && !pass.options.stopping?.(); pages++) {
     const starting = cursor === undefined;
+    if (starting) {
+      // A new backfill counts its skipped orders afresh (later passes re-read changed orders).
+      await pass.db.query(
+        'UPDATE store_connections SET skipped_orders = 0, last_skipped = NULL WHERE id = $1 AND lease_owner = $2',
+        [pass.connection.id, pass.owner],
+      );
+    }
     const page = await pass.api.history(cursor);
     const next = page.next ?? null;
     await pass.write({ lines: page.orders, gone: page.removed }, page.unmapped, async (tx) => {

@@ -1,0 +1,349 @@
+// Issue 11 over the real processes: `sales-metrics store …` while `sales-metrics serve` runs on the
+// same database (X1), against the stand-in WooCommerce (test/helpers/fake-woocommerce.ts) over
+// HTTPS, trusted by both processes through NODE_EXTRA_CA_CERTS. The server is killed (SIGKILL)
+// mid-backfill and started again: the backfill resumes from its saved page, and the figures equal
+// those of an organization that imported the same orders from a file with `sales-metrics import`.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { engine } from '../helpers/database.js';
+import { FakeWooCommerce, type RecordedRequest } from '../helpers/fake-woocommerce.js';
+import {
+  runCli,
+  startServer,
+  startServerOnFreshDatabase,
+  type FreshServer,
+  type ServerProcess,
+} from '../helpers/processes.js';
+import {
+  answers,
+  assertSameAnswers,
+  eventually,
+  expectedLines,
+} from '../helpers/woocommerce-expectations.js';
+
+// Fast knobs for tests: a worker that looks every 100 ms, retries after 20 ms, syncs every second.
+const SYNC_ENV = {
+  STORE_ALLOW_PRIVATE: '1',
+  STORE_SYNC_POLL_MS: '100',
+  STORE_RETRY_BASE_MS: '20',
+  STORE_SYNC_INTERVAL_S: '1',
+  STORE_HTTP_TIMEOUT_MS: '3000',
+};
+const ORDERS = 4_000; // 40 pages of 100
+const ORG = 'boutique-synchronisee';
+
+interface StoreStatus {
+  address: string;
+  platform: string;
+  phase: 'backfill' | 'incremental';
+  state: 'error' | 'running' | 'backfilling' | 'ok';
+  orders: number;
+  backfill: { read: number; estimatedTotal: number | null } | null;
+  lastSuccessAt: string | null;
+  nextSyncAt: string | null;
+  failures: number;
+  lastError: string | null;
+}
+
+/** The pages of the history walk asked for (GET …/wc/v3/orders without modified_after or _fields). */
+const historyPages = (requests: readonly RecordedRequest[]): number[] =>
+  requests
+    .filter(
+      (r) =>
+        r.method === 'GET' &&
+        r.path.endsWith('/wp-json/wc/v3/orders') &&
+        !('modified_after' in r.query) &&
+        !('_fields' in r.query) &&
+        r.query.per_page === '100',
+    )
+    .map((r) => Number(r.query.page ?? 1));
+
+describe('sales-metrics store … with a WooCommerce store, over the real processes (issue 11, X1)', () => {
+  let store: FakeWooCommerce;
+  let fresh: FreshServer;
+  let restarted: ServerProcess | undefined;
+  let db: Database | undefined;
+  let dir: string;
+  let serverEnv: Record<string, string>;
+  let env: Record<string, string>;
+  let webhookSecret = '';
+  const servers: ServerProcess[] = [];
+
+  const cli = async (...args: string[]) => {
+    const result = await runCli([...args, '--json'], env);
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+    return JSON.parse(result.stdout) as Record<string, unknown>;
+  };
+  const list = async () => (await cli('store', 'list', '--org', ORG)).stores as StoreStatus[];
+  const baseUrl = () => (restarted ?? fresh.server).baseUrl;
+  const get = (query: string, key?: string) =>
+    fetch(`${baseUrl()}${query}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+
+  before(async () => {
+    const certificate = await FakeWooCommerce.generateCertificate();
+    store = await FakeWooCommerce.start({ certificate });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-store-processes-'));
+    const caFile = path.join(dir, 'stand-in-ca.pem');
+    fs.writeFileSync(caFile, store.ca);
+    // LOG_LEVEL=info: every request and every sync pass is logged, and searched for the keys.
+    serverEnv = { ...SYNC_ENV, NODE_EXTRA_CA_CERTS: caFile, LOG_LEVEL: 'info' };
+    fresh = await startServerOnFreshDatabase(serverEnv);
+    servers.push(fresh.server);
+    env = { ...fresh.env, ...SYNC_ENV, NODE_EXTRA_CA_CERTS: caFile };
+  });
+  after(async () => {
+    await db?.close();
+    const code = restarted ? await restarted.stop() : 0;
+    await fresh?.stop();
+    await store?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    assert.equal(code, 0, 'the restarted server stops cleanly on SIGTERM');
+  });
+
+  test('store connect: the secret on standard input only, checked against the store, never shown back', async () => {
+    assert.deepEqual(await cli('org', 'create', '--name', 'Boutique synchronisée'), { slug: ORG });
+    store.addOrders(ORDERS, 5);
+    store.slowDown(20);
+    const connect = (extra: string[], stdin?: string) =>
+      runCli(
+        [
+          'store',
+          'connect',
+          '--org',
+          ORG,
+          '--platform',
+          'woocommerce',
+          '--address',
+          `${store.url}/`,
+          '--consumer-key',
+          store.consumerKey,
+          ...extra,
+          '--json',
+        ],
+        env,
+        stdin,
+      );
+
+    // Without --consumer-secret-stdin: refused before anything is read or saved.
+    const noStdin = await connect([], `${store.consumerSecret}\n`);
+    assert.equal(noStdin.code, 1);
+    assert.match(noStdin.stderr, /secret client se donne sur l’entrée standard.*--consumer-secret-stdin/);
+    // The secret as an argument (process list, shell history) is an unknown option, not echoed.
+    const inArguments = await connect([`--consumer-secret=${store.consumerSecret}`]);
+    assert.equal(inArguments.code, 1);
+    assert.match(inArguments.stderr, /option inconnue : --consumer-secret/);
+    assert.ok(!inArguments.stderr.includes(store.consumerSecret), 'the secret is not echoed');
+    // A wrong secret: the store refuses it, the message says which keys to check, in French.
+    const wrongSecret = `cs_${'7'.repeat(40)}`;
+    const wrong = await connect(['--consumer-secret-stdin'], `${wrongSecret}\n`);
+    assert.equal(wrong.code, 1);
+    assert.equal(wrong.stdout, '');
+    const { error } = JSON.parse(wrong.stderr) as { error: string };
+    assert.match(error, /^Clés refusées par la boutique localhost:\d+ : vérifiez la clé client \(ck_…\)/);
+    assert.match(error, /secret client \(cs_…\)/);
+    assert.ok(!wrong.stderr.includes(wrongSecret) && !wrong.stderr.includes(store.consumerKey));
+    const empty = await connect(['--consumer-secret-stdin'], '');
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /Secret client invalide : il commence par cs_/);
+    assert.deepEqual(await list(), [], 'nothing saved after the refusals');
+
+    const connected = await connect(['--consumer-secret-stdin'], `${store.consumerSecret}\n`);
+    assert.equal(connected.code, 0, connected.stderr);
+    const answer = JSON.parse(connected.stdout) as Record<string, string>;
+    assert.deepEqual(Object.keys(answer).sort(), ['address', 'webhookSecret', 'webhookUrl']);
+    assert.equal(answer.address, store.url, 'the address without its trailing slash');
+    // Without PUBLIC_URL the command cannot know the server's public address: the path alone.
+    assert.match(answer.webhookUrl ?? '', /^\/webhooks\/woocommerce\/[0-9a-f-]{36}$/);
+    webhookSecret = answer.webhookSecret ?? '';
+    assert.match(webhookSecret, /^[A-Za-z0-9_-]{43}$/);
+    const output = connected.stdout + connected.stderr;
+    for (const secret of [store.consumerSecret, store.consumerKey])
+      assert.ok(!output.includes(secret), 'no REST key in the command’s output');
+    assert.equal(store.requests.filter((r) => r.method !== 'GET').length, 0, 'the store is only read');
+    // Connecting it twice is refused.
+    const again = await connect(['--consumer-secret-stdin'], `${store.consumerSecret}\n`);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /Boutique déjà connectée/);
+  });
+
+  test('store list: the backfill’s progress while the server imports the history', async () => {
+    const first = await eventually(
+      'the backfill started',
+      list,
+      (s) => (s[0]?.backfill?.read ?? 0) > 0,
+      30_000,
+    );
+    const [status] = first;
+    assert.ok(status);
+    assert.equal(status.address, store.url);
+    assert.equal(status.platform, 'woocommerce');
+    assert.equal(status.phase, 'backfill');
+    assert.ok(['running', 'backfilling'].includes(status.state), status.state);
+    assert.equal(status.backfill?.estimatedTotal, store.allOrders().length);
+    assert.equal(status.lastSuccessAt, null);
+    const read = status.backfill?.read ?? 0;
+    assert.ok(read < store.allOrders().length, `${read} read of ${store.allOrders().length}`);
+    const later = await eventually(
+      'the backfill went on',
+      list,
+      (s) => (s[0]?.backfill?.read ?? 0) > read,
+      30_000,
+    );
+    assert.equal(later[0]?.phase, 'backfill');
+    assert.ok((later[0]?.orders ?? 0) > 0 && (later[0]?.orders ?? 0) < store.allOrders().length);
+  });
+
+  test('the server killed mid-backfill (SIGKILL) and started again: the backfill resumes at its page, nothing twice', async () => {
+    // Kill it while a page well into the history is being read (the pages before are written).
+    await eventually(
+      'a dozen pages read',
+      async () => Math.max(0, ...historyPages(store.requests)),
+      (page) => page >= 12,
+      60_000,
+    );
+    const pagesBefore = historyPages(store.requests);
+    const lastBefore = Math.max(...pagesBefore);
+    assert.equal(await fresh.server.kill(), null, 'killed by a signal');
+    store.resetRecording();
+    store.slowDown(0);
+    let saved: number | undefined;
+    if (engine === 'postgres') {
+      // Several instances may share a PostgreSQL database: the killed server's lease must run out.
+      db = await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
+      const [left] = await db.query<{ cursor: string | null; leased: boolean; phase: string }>(
+        'SELECT backfill_cursor AS cursor, lease_until > now() AS leased, phase FROM store_connections',
+      );
+      assert.equal(left?.phase, 'backfill');
+      assert.equal(left?.leased, true, 'the killed server’s lease is still there');
+      saved = Number(left?.cursor);
+    }
+    const restartedAt = Date.now();
+    restarted = await startServer({ ...fresh.env, ...serverEnv });
+    servers.push(restarted);
+    if (engine === 'postgres') {
+      // The new server leaves the store alone while the dead server's lease lasts (up to 60 s)…
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.deepEqual(historyPages(store.requests), [], 'no sync under another process’s lease');
+      // …and takes it over once it runs out (made to run out now, not to wait a minute).
+      await db?.query(`UPDATE store_connections SET lease_until = now() - interval '1 second'`);
+    } else {
+      // The embedded database has one process: its server gives a killed server's leases back at
+      // start, and resumes at once. Read through the server's socket from now on.
+      db = await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
+    }
+
+    const done = await eventually(
+      'the backfill finished',
+      list,
+      (s) => s[0]?.state === 'ok' && s[0].orders === store.allOrders().length,
+      60_000,
+    );
+    const [status] = done;
+    assert.equal(status?.phase, 'incremental');
+    assert.equal(status?.backfill, null);
+    assert.equal(status?.failures, 0);
+    assert.equal(status?.lastError, null);
+    assert.ok(status?.lastSuccessAt && Date.parse(status.lastSuccessAt) > Date.now() - 120_000);
+    const pagesAfter = historyPages(store.requests);
+    const cursor = pagesAfter[0] ?? 0;
+    // The page being read at the kill, or the next one if the kill came between two: not page 1.
+    assert.ok(cursor > 1, `resumed at page ${cursor}, not from the start`);
+    assert.ok(cursor === lastBefore || cursor === lastBefore + 1, `resumed at ${cursor} after ${lastBefore}`);
+    if (saved !== undefined) assert.equal(cursor, saved, 'resumed at the page the database saved');
+    const resumedAfterS = (store.requests[0]!.time.getTime() - restartedAt) / 1000;
+    if (engine === 'embedded') assert.ok(resumedAfterS < 20, `resumed ${resumedAfterS} s after the restart`);
+    const last = Math.ceil(store.allOrders().length / 100);
+    assert.deepEqual(
+      pagesAfter,
+      Array.from({ length: last - cursor + 1 }, (_, i) => cursor + i),
+      'each remaining page read once, in order',
+    );
+    for (const request of store.requests)
+      assert.equal(request.auth, 'basic', 'keys in a header, never a URL');
+
+    // The same orders imported from a file by `sales-metrics import`: the same figures.
+    const { slug: twin } = await cli('org', 'create', '--name', 'Import du même historique');
+    const file = path.join(dir, 'commandes.ndjson');
+    const lines = expectedLines(store);
+    fs.writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    assert.deepEqual(await cli('import', '--org', String(twin), file), {
+      imported: lines.length,
+      updated: 0,
+      rejected: 0,
+    });
+    const synced = String((await cli('key', 'create', '--org', ORG, '--name', 'comparaison')).key);
+    const imported = String((await cli('key', 'create', '--org', String(twin), '--name', 'comparaison')).key);
+    const service = { get: (p: string, key?: string) => get(p, key) };
+    assertSameAnswers(await answers(service, synced), await answers(service, imported));
+    const [counted] = await db!.query<{ orders: number; distinct: number }>(
+      `SELECT count(*)::int AS orders, count(DISTINCT o.external_id)::int AS distinct
+       FROM orders o JOIN organizations g ON g.id = o.organization_id WHERE g.slug = $1`,
+      [ORG],
+    );
+    assert.deepEqual(counted, { orders: store.allOrders().length, distinct: store.allOrders().length });
+  });
+
+  test('store sync: a sync now, with the search for deleted orders', async () => {
+    const deleted = store.allOrders()[1_234]!;
+    store.deleteOrder(deleted.id);
+    const result = await runCli(['store', 'sync', '--org', ORG, '--address', store.url, '--json'], env);
+    assert.equal(result.code, 0, result.stderr);
+    const answer = JSON.parse(result.stdout) as { address: string; written?: number; running?: boolean };
+    if (process.env.DEBUG_LOGS) console.log('store sync', answer);
+    assert.equal(answer.address, store.url);
+    // Run in the command, or (the server held the store at that moment) asked of the server.
+    if (answer.running !== true) assert.ok((answer.written ?? 0) >= 1, JSON.stringify(answer));
+    const [status] = await eventually(
+      'the deleted order removed',
+      list,
+      (s) => s[0]?.orders === store.allOrders().length,
+      answer.running === true ? 30_000 : 0,
+    );
+    assert.equal(status?.state === 'error', false);
+    assert.deepEqual(
+      await db!.query(
+        `SELECT 1 FROM orders o JOIN organizations g ON g.id = o.organization_id
+         WHERE g.slug = $1 AND o.external_id = $2`,
+        [ORG, String(deleted.id)],
+      ),
+      [],
+      'the order deleted in the store is gone',
+    );
+  });
+
+  test('store disconnect --remove-orders: the orders go, the list is empty, the store is no longer read', async () => {
+    const done = await cli('store', 'disconnect', '--org', ORG, '--address', store.url, '--remove-orders');
+    assert.deepEqual(done, { address: store.url, removedOrders: store.allOrders().length });
+    assert.deepEqual(await list(), []);
+    const [left] = await db!.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM orders o JOIN organizations g ON g.id = o.organization_id WHERE g.slug = $1`,
+      [ORG],
+    );
+    assert.equal(left?.n, 0);
+    store.resetRecording();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.deepEqual(
+      store.requests.map((r) => r.url),
+      [],
+      'no request to a disconnected store',
+    );
+  });
+
+  test('the REST keys appear in no server log, and the webhook secret only in the connect answer', async () => {
+    for (const server of servers) {
+      const log = server.output();
+      assert.ok(log.length > 0);
+      assert.ok(webhookSecret.length > 20, 'the connect test ran');
+      for (const secret of [store.consumerSecret, store.consumerKey, webhookSecret]) {
+        assert.ok(!log.includes(secret), 'a secret in the server’s output');
+        assert.ok(!log.includes(Buffer.from(secret).toString('base64')), 'a secret, base64');
+      }
+    }
+    assert.match(servers[1]!.stdout(), /store sync pass/, 'the passes are logged (and were searched)');
+  });
+});
