@@ -3,6 +3,7 @@
 // database or a PostgreSQL server (DATABASE_URL). Prints the orders per second, the server's event
 // loop delay and the /healthz latency during the backfill against the same figures idle, and RSS.
 // Usage: npm run build && node dist/bench/store-sync.js [orders≈20000] [store latency ms per request]
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +25,7 @@ const config = loadConfig({
   ...(process.env.DATABASE_URL
     ? {
         DATABASE_URL: process.env.DATABASE_URL,
-        SECRET_KEY: process.env.SECRET_KEY ?? 'ab'.repeat(8) + 'cd'.repeat(8) + '0123456789abcdef'.repeat(2),
+        SECRET_KEY: process.env.SECRET_KEY ?? crypto.randomBytes(32).toString('hex'),
       }
     : { DATA_DIR: path.join(dir, 'data') }),
   LOG_LEVEL: 'silent',
