@@ -6,6 +6,15 @@ import assert from 'node:assert/strict';
 import type { FakeWooCommerce } from './fake-woocommerce.js';
 import type { TestService } from './service.js';
 
+/** Fast knobs for tests: a worker that looks every 100 ms, retries after 20 ms, syncs every second. */
+export const FAST_SYNC_ENV = {
+  STORE_ALLOW_PRIVATE: '1',
+  STORE_SYNC_POLL_MS: '100',
+  STORE_RETRY_BASE_MS: '20',
+  STORE_HTTP_TIMEOUT_MS: '3000',
+  STORE_SYNC_INTERVAL_S: '1',
+};
+
 const centsOf = (text: string | number): number => Math.round(Number(text) * 100);
 const money = (cents: number): string => (cents / 100).toFixed(2);
 

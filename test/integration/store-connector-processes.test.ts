@@ -24,16 +24,10 @@ import {
   assertSameAnswers,
   eventually,
   expectedLines,
+  FAST_SYNC_ENV,
 } from '../helpers/woocommerce-expectations.js';
 
-// Fast knobs for tests: a worker that looks every 100 ms, retries after 20 ms, syncs every second.
-const SYNC_ENV = {
-  STORE_ALLOW_PRIVATE: '1',
-  STORE_SYNC_POLL_MS: '100',
-  STORE_RETRY_BASE_MS: '20',
-  STORE_SYNC_INTERVAL_S: '1',
-  STORE_HTTP_TIMEOUT_MS: '3000',
-};
+const SYNC_ENV = FAST_SYNC_ENV;
 const ORDERS = 4_000; // 40 pages of 100
 const ORG = 'boutique-synchronisee';
 

@@ -17,15 +17,9 @@ import { FakeWooCommerce } from '../helpers/fake-woocommerce.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { Client, PASSWORD } from '../helpers/web-client.js';
 import { eventually } from '../helpers/woocommerce-expectations.js';
+import { FAST_SYNC_ENV } from '../helpers/woocommerce-expectations.js';
 
-// Fast knobs for tests: a worker that looks every 100 ms, retries after 20 ms, syncs every second.
-const ENV = {
-  STORE_ALLOW_PRIVATE: '1',
-  STORE_SYNC_POLL_MS: '100',
-  STORE_RETRY_BASE_MS: '20',
-  STORE_HTTP_TIMEOUT_MS: '3000',
-  STORE_SYNC_INTERVAL_S: '1',
-};
+const ENV = FAST_SYNC_ENV;
 const EMAIL = 'gerante@boutique-navigateur.example';
 const digits = (text: string | null) => Number((text ?? '').replace(/\D/g, ''));
 

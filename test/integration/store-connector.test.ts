@@ -18,16 +18,10 @@ import {
   countedOrders,
   eventually,
   expectedLines,
+  FAST_SYNC_ENV,
 } from '../helpers/woocommerce-expectations.js';
 
-// Fast knobs for tests: a worker that looks every 100 ms, retries after 20 ms (passes after ~1 s).
-const ENV = {
-  STORE_ALLOW_PRIVATE: '1',
-  STORE_SYNC_POLL_MS: '100',
-  STORE_RETRY_BASE_MS: '20',
-  STORE_HTTP_TIMEOUT_MS: '3000',
-  STORE_SYNC_INTERVAL_S: '1',
-};
+const ENV = FAST_SYNC_ENV;
 
 describe('WooCommerce connector (issue 11)', () => {
   let service: TestService;
