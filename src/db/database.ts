@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { Config } from '../config.js';
 import { AppError, appError, errorFields } from '../errors.js';
 import {
@@ -38,6 +38,15 @@ export interface Database extends Queryable {
    * the import's bulk path. On the embedded engine the session queue passes it to PGlite whole.
    */
   copyIn(sql: string, data: string): Promise<void>;
+  /**
+   * Runs `COPY … TO STDOUT` on a connection of its own and hands its output to `onData` piece by
+   * piece as it arrives (pieces do not follow row boundaries): the snapshot's bulk path. When
+   * `onData` returns a promise, the next piece waits for it. A server waits for its reader
+   * (backpressure), and its `statement_timeout` is lifted for the COPY, whose length follows the
+   * data's size; the embedded engine produces a statement's whole output at once, so keep each
+   * COPY small there.
+   */
+  copyOut(sql: string, onData: (data: Buffer) => void | Promise<void>): Promise<void>;
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -178,6 +187,27 @@ class PoolDatabase implements Database {
       throw unavailable(error);
     } finally {
       client.release(broken);
+    }
+  }
+
+  async copyOut(sql: string, onData: (data: Buffer) => void | Promise<void>): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw classify(error, this.pool);
+    }
+    let finished = false;
+    try {
+      const server = this.engine === 'postgres';
+      if (server) await client.query('BEGIN; SET LOCAL statement_timeout = 0');
+      for await (const data of client.query(copyTo(sql))) await onData(data as Buffer);
+      if (server) await client.query('COMMIT');
+      finished = true;
+    } catch (error) {
+      throw classify(error, this.pool);
+    } finally {
+      client.release(!finished); // a COPY left midway (onData threw, an error) leaves the connection unusable
     }
   }
 

@@ -1,13 +1,13 @@
 // The engine the service runs reports with (REPORT_ENGINE): the columnar engine in front of the
 // SQL engine, which stays the reference and answers whatever the columnar engine cannot.
 import type { Config } from '../config.js';
-import type { Queryable } from '../db/database.js';
+import type { SnapshotSource } from './columnar/build-snapshot.js';
 import { ColumnarReportEngine, type SnapshotEvent } from './columnar/columnar-engine.js';
 import { SqlReportEngine, type ReportEngine } from './engine.js';
 
 export function reportEngineFor(
   config: Pick<Config, 'reportEngine' | 'reportMemoryMb'>,
-  db: Queryable,
+  db: SnapshotSource,
   onEvent?: (event: SnapshotEvent) => void,
 ): ReportEngine {
   const sql = new SqlReportEngine(db);

@@ -26,6 +26,7 @@ test('tenancy: every statement emitted by imports, settings, keys and reports fi
     close: () => db.close(),
     query: (sql, params) => (statements.push(sql), db.query(sql, params)),
     copyIn: (sql, data) => (statements.push(sql), db.copyIn(sql, data)),
+    copyOut: (sql, onData) => (statements.push(sql), db.copyOut(sql, onData)),
     transaction: (work) =>
       db.transaction((tx) => work({ query: (sql, params) => (statements.push(sql), tx.query(sql, params)) })),
   };

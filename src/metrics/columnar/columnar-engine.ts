@@ -9,11 +9,10 @@
 // the snapshot is dropped and rebuilt in the background while SQL answers. Report settings are
 // not in the snapshot: they come with each plan.
 import { LRUCache } from 'lru-cache';
-import type { Queryable } from '../../db/database.js';
 import { addDays } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
-import { buildSnapshot, type Unsupported } from './build-snapshot.js';
+import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
 import { executePlan } from './execute.js';
 import type { Snapshot } from './snapshot.js';
@@ -64,7 +63,7 @@ export class ColumnarReportEngine implements ReportEngine {
   private readonly dayBuckets = new LRUCache<string, Promise<DayBuckets | undefined>>({ max: 64 });
 
   constructor(
-    private readonly db: Queryable,
+    private readonly db: SnapshotSource,
     private readonly fallback: ReportEngine,
     private readonly options: ColumnarOptions,
   ) {}

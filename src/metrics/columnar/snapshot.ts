@@ -1,8 +1,8 @@
 // One organization's orders as columns in memory, built from the database (the one source of
 // truth) and labelled with the data version it was read at (migration 007).
 //
-// Layout: the orders of each customer are contiguous ("runs", customers in the database's order),
-// then the anonymous orders. A run lets a report find a customer's first counted order (U2) and
+// Layout: the orders of each customer are contiguous ("runs", customers in the order the build
+// first saw them), then the anonymous orders. A run lets a report find a customer's first counted order (U2) and
 // count distinct customers per row (U4) in one linear pass, with no customer text kept in memory.
 // Instants are whole epoch seconds: every boundary a report compares them with (UTC midnights for
 // T1, local midnights, first orders) is a whole second, and floor(t) < B ⇔ t < B for a whole B.

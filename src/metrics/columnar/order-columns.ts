@@ -1,0 +1,196 @@
+// The columns of a snapshot being read: each row of the binary COPY (ORDER_FIELDS, in this order)
+// is decoded straight into typed arrays, with no row object and no string but the dictionaries'
+// new values. Customers are coded as dense integers as they come (their text is not kept), and
+// each one's orders gathered into one run at the end, so the database needs no ORDER BY.
+import { ByteCodes, HexTextCodes } from './byte-codes.js';
+import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
+import { Dictionary } from './exact.js';
+import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
+
+/**
+ * The stored columns as they are (the conversions to epoch seconds and cents are made on the
+ * bytes), the display country as the SQL engine's coalesce shows it.
+ */
+export const ORDER_FIELDS = `o.customer, o.created_at, o.store_id, o.status, coalesce(o.billing_country, 'Unknown'),
+  o.items, o.total, o.tax_total, o.shipping_total, o.fee_total, o.refund_total, o.refund_tax, o.refund_shipping`;
+export const FIELD_COUNT = 13;
+const CUSTOMER = 0;
+const CREATED_AT = 1;
+const STORE = 2;
+const STATUS = 3;
+const COUNTRY = 4;
+const ITEMS = 5;
+const FIRST_AMOUNT = 6;
+const AMOUNTS = 7;
+
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
+/** An amount that is not whole cents within int32: the organization is left to SQL. */
+export class AmountOutOfRange extends Error {}
+/** More orders than the memory budget holds. */
+export class OverBudget extends Error {}
+
+/** A text column coded through its bytes: the Dictionary sees each distinct value once. */
+class TextCodes {
+  private readonly bytes = new ByteCodes();
+  private readonly codes: number[] = [];
+  readonly dictionary = new Dictionary();
+
+  code(data: Buffer, start: number, length: number): number {
+    const key = this.bytes.code(data, start, length);
+    let code = this.codes[key];
+    if (code === undefined) {
+      code = this.dictionary.code(data.toString('utf8', start, start + length));
+      this.codes[key] = code;
+    }
+    return code;
+  }
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Orders per turn of the event loop in the long loops of the grouping. */
+const SLICE = 1 << 18;
+
+export class OrderColumns {
+  length = 0;
+  private seconds: Float64Array;
+  private store: Int32Array;
+  private status: Int32Array;
+  private country: Int32Array;
+  private items: Int32Array;
+  private readonly money: Int32Array[];
+  /** Each order's customer code (-1: anonymous), then, once grouped, its place in the snapshot. */
+  private customer: Int32Array;
+  private customers: HexTextCodes | undefined = new HexTextCodes();
+  private readonly statuses = new TextCodes();
+  private readonly countries = new TextCodes();
+  /** Sum of |cents| over every amount: while under 2^53, every report sum is exact. */
+  absoluteCents = 0;
+
+  constructor(
+    capacity: number,
+    /** Dictionary code of each store id. */
+    private readonly storeCodes: ReadonlyMap<number, number>,
+    private readonly maxOrders: number,
+  ) {
+    this.seconds = new Float64Array(capacity);
+    this.store = new Int32Array(capacity);
+    this.status = new Int32Array(capacity);
+    this.country = new Int32Array(capacity);
+    this.items = new Int32Array(capacity);
+    this.money = Array.from({ length: AMOUNTS }, () => new Int32Array(capacity));
+    this.customer = new Int32Array(capacity);
+  }
+
+  private grow(): void {
+    if (this.length >= this.maxOrders) throw new OverBudget();
+    const capacity = Math.max(1024, Math.ceil(this.seconds.length * 1.25));
+    const copy = <T extends Int32Array | Float64Array>(from: T, to: T): T => (to.set(from), to);
+    this.seconds = copy(this.seconds, new Float64Array(capacity));
+    this.store = copy(this.store, new Int32Array(capacity));
+    this.status = copy(this.status, new Int32Array(capacity));
+    this.country = copy(this.country, new Int32Array(capacity));
+    this.items = copy(this.items, new Int32Array(capacity));
+    this.customer = copy(this.customer, new Int32Array(capacity));
+    for (let m = 0; m < AMOUNTS; m++)
+      this.money[m] = copy(this.money[m] as Int32Array, new Int32Array(capacity));
+  }
+
+  /** One row of ORDER_FIELDS, its fields located in data by starts and lengths. */
+  push(data: Buffer, starts: Int32Array, lengths: Int32Array): void {
+    if (this.length === this.seconds.length) this.grow();
+    const i = this.length++;
+    const customerLength = lengths[CUSTOMER] as number;
+    this.customer[i] =
+      customerLength < 0
+        ? -1
+        : (this.customers as HexTextCodes).code(data, starts[CUSTOMER] as number, customerLength);
+    this.seconds[i] = epochSeconds(data, starts[CREATED_AT] as number);
+    this.store[i] = this.storeCodes.get(int64(data, starts[STORE] as number)) ?? -1;
+    this.status[i] = this.statuses.code(data, starts[STATUS] as number, lengths[STATUS] as number);
+    this.country[i] = this.countries.code(data, starts[COUNTRY] as number, lengths[COUNTRY] as number);
+    this.items[i] = int32(data, starts[ITEMS] as number);
+    for (let m = 0; m < AMOUNTS; m++) {
+      // Anything but whole cents within int32 falls back to SQL, like a huge amount.
+      const cents = numericCents(data, starts[FIRST_AMOUNT + m] as number);
+      if (!(cents >= INT32_MIN && cents <= INT32_MAX)) throw new AmountOutOfRange();
+      (this.money[m] as Int32Array)[i] = cents;
+      this.absoluteCents += Math.abs(cents);
+    }
+  }
+
+  /**
+   * The snapshot of these orders: each customer's orders gathered into a run, customers in order
+   * of first sight, anonymous orders last (a stable counting sort), a column or SLICE orders per
+   * turn of the event loop. The columns are the snapshot's from then on.
+   */
+  async snapshot(organizationId: string, version: string, stores: Dictionary): Promise<Snapshot> {
+    const n = this.length;
+    const customerCount = (this.customers as HexTextCodes).size;
+    this.customers = undefined; // the customers' keys are no longer needed
+    const runStart = new Int32Array(customerCount + 1); // runStart[customerCount]: the anonymous orders'
+    const place = this.customer; // customer codes, turned into places below
+    for (let from = 0; from < n; from += SLICE) {
+      for (let i = from, to = Math.min(n, from + SLICE); i < to; i++) {
+        const c = place[i] as number;
+        if (c >= 0) runStart[c + 1]! += 1;
+      }
+      await nextTurn();
+    }
+    for (let c = 1; c <= customerCount; c++) runStart[c]! += runStart[c - 1] as number;
+    // Placing an order moves its run's start up by one; in the end, each start is the next one's.
+    for (let from = 0; from < n; from += SLICE) {
+      for (let i = from, to = Math.min(n, from + SLICE); i < to; i++) {
+        const c = place[i] as number;
+        place[i] = runStart[c < 0 ? customerCount : c]!++;
+      }
+      await nextTurn();
+    }
+    runStart.copyWithin(1, 0, customerCount);
+    runStart[0] = 0;
+    let spare: Int32Array = new Int32Array(this.seconds.length);
+    const scatter = async (from: Int32Array): Promise<Int32Array> => {
+      const to = spare;
+      for (let i = 0; i < n; i++) to[place[i] as number] = from[i] as number;
+      spare = from;
+      await nextTurn();
+      return to;
+    };
+    this.store = await scatter(this.store);
+    this.status = await scatter(this.status);
+    this.country = await scatter(this.country);
+    this.items = await scatter(this.items);
+    for (let m = 0; m < AMOUNTS; m++) this.money[m] = await scatter(this.money[m] as Int32Array);
+    const seconds = new Float64Array(this.seconds.length);
+    for (let i = 0; i < n; i++) seconds[place[i] as number] = this.seconds[i] as number;
+    this.seconds = seconds;
+
+    const [total, taxTotal, shippingTotal, feeTotal, refundTotal, refundTax, refundShipping] = this.money.map(
+      (m) => m.subarray(0, n),
+    ) as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
+    return {
+      organizationId,
+      version,
+      orderCount: n,
+      seconds: this.seconds.subarray(0, n),
+      store: this.store.subarray(0, n),
+      status: this.status.subarray(0, n),
+      country: this.country.subarray(0, n),
+      items: this.items.subarray(0, n),
+      total,
+      taxTotal,
+      shippingTotal,
+      feeTotal,
+      refundTotal,
+      refundTax,
+      refundShipping,
+      runStart,
+      customerCount,
+      stores,
+      statuses: this.statuses.dictionary,
+      countries: this.countries.dictionary,
+      bytes: this.seconds.length * (BYTES_PER_ORDER - 4) + runStart.length * 4,
+    };
+  }
+}

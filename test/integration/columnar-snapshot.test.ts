@@ -1,0 +1,228 @@
+// The columnar snapshot's read path (issue 9): binary COPY decoded into columns. Its decoding
+// against the database's own arithmetic on edge values, a snapshot's contents against the orders
+// read back by SQL (every order once, exact cents and seconds, each customer's orders in one run,
+// nothing of another organization), whether read in one statement or in chunks of pages, amounts
+// past exact range, and a COPY that fails or whose reader fails.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createOrganization } from '../../src/domain/organizations.js';
+import { importOrderRecords } from '../../src/ingest/import.js';
+import { buildSnapshot, type SnapshotSource } from '../../src/metrics/columnar/build-snapshot.js';
+import { BinaryCopyRows, epochSeconds, numericCents } from '../../src/metrics/columnar/copy-binary.js';
+import type { Snapshot } from '../../src/metrics/columnar/snapshot.js';
+import { engine, openTestDatabase, testOn, type TestDatabase } from '../helpers/database.js';
+
+/** Amounts within int32 cents (what a snapshot holds), and past it. */
+const AMOUNTS = ['0', '0.01', '0.05', '1', '99.99', '10000', '10000.01', '21474836.47'];
+const MORE_AMOUNTS = ['-0.01', '-1', '-21474836.48', '21474836.48', '123456789.12', '99999999999999.99'];
+const INSTANTS = [
+  '2000-01-01 00:00:00+00',
+  '2000-01-01 00:00:00.000001+00',
+  '1999-12-31 23:59:59.999999+00',
+  '1969-12-31 23:59:59.5+00',
+  '1900-03-01 12:00:00+00',
+  '2026-03-29 01:59:59.999999+00',
+  '2262-04-11 23:47:16.854775+00',
+  '4713-01-01 00:00:00+00 BC',
+  'infinity',
+  '-infinity',
+];
+
+/** Each order of one organization as text, and its customer (null: anonymous), by SQL. */
+async function ordersBySql(db: TestDatabase['db'], organizationId: string) {
+  const rows = await db.query<{ c: string | null; r: string }>(
+    `SELECT o.customer AS c, concat_ws(',', floor(extract(epoch FROM o.created_at))::float8, s.address, o.status,
+       coalesce(o.billing_country, 'Unknown'), o.items, (o.total * 100)::float8, (o.tax_total * 100)::float8,
+       (o.shipping_total * 100)::float8, (o.fee_total * 100)::float8, (o.refund_total * 100)::float8,
+       (o.refund_tax * 100)::float8, (o.refund_shipping * 100)::float8) AS r
+     FROM orders o JOIN stores s ON s.organization_id = o.organization_id AND s.id = o.store_id
+     WHERE o.organization_id = $1`,
+    [organizationId],
+  );
+  const runs = new Map<string, string[]>();
+  const anonymous: string[] = [];
+  for (const row of rows) {
+    if (row.c === null) anonymous.push(row.r);
+    else runs.set(row.c, [...(runs.get(row.c) ?? []), row.r]);
+  }
+  return canonical([...runs.values()], anonymous);
+}
+
+/** The same of a snapshot: its runs of customers' orders, and its anonymous orders. */
+function ordersOf(s: Snapshot) {
+  const row = (i: number) =>
+    [
+      s.seconds[i],
+      s.stores.values[s.store[i]!],
+      s.statuses.values[s.status[i]!],
+      s.countries.values[s.country[i]!],
+      s.items[i],
+      s.total[i],
+      s.taxTotal[i],
+      s.shippingTotal[i],
+      s.feeTotal[i],
+      s.refundTotal[i],
+      s.refundTax[i],
+      s.refundShipping[i],
+    ].join(',');
+  const runs: string[][] = [];
+  for (let c = 0; c < s.customerCount; c++) {
+    const run: string[] = [];
+    for (let i = s.runStart[c]!; i < s.runStart[c + 1]!; i++) run.push(row(i));
+    runs.push(run);
+  }
+  const anonymous: string[] = [];
+  for (let i = s.runStart[s.customerCount]!; i < s.orderCount; i++) anonymous.push(row(i));
+  return canonical(runs, anonymous);
+}
+
+/** Order-free form: the database returns rows in any order, the snapshot keeps customers in runs. */
+function canonical(runs: string[][], anonymous: string[]) {
+  return {
+    runs: runs.map((run) => run.sort().join(' | ')).sort(),
+    anonymous: anonymous.sort(),
+  };
+}
+
+function orders(prefix: string, count: number, customers: number) {
+  return Array.from({ length: count }, (_, n) => ({
+    store: n % 3 === 0 ? 'https://a.example' : 'https://b.example',
+    id: `${prefix}${n}`,
+    created_at: new Date(Date.UTC(2025, 0, 1) + n * 3_600_123 + (n % 7)).toISOString(),
+    status: ['completed', 'refunded', '𝒮tatus'][n % 3] as string,
+    ...(n % 4 === 0 ? {} : { billing_country: n % 4 === 1 ? 'FR' : 'DE' }),
+    ...(n % 5 === 0 ? {} : { customer_email: `client${(n * 7) % customers}@example.com` }),
+    items: n % 4,
+    total: AMOUNTS[n % AMOUNTS.length]!,
+    tax_total: (n % 3).toFixed(2),
+    refund_total: n % 6 === 0 ? '0.50' : '0',
+  }));
+}
+
+describe('columnar snapshot read path', () => {
+  let database: TestDatabase;
+  let a: string;
+  let b: string;
+  let statements: string[];
+  let source: SnapshotSource;
+
+  before(async () => {
+    database = await openTestDatabase();
+    const { db } = database;
+    statements = [];
+    source = {
+      engine: db.engine,
+      query: (sql, params) => db.query(sql, params),
+      copyOut: (sql, onData) => (statements.push(sql), db.copyOut(sql, onData)),
+    };
+    a = (await createOrganization(db, { name: 'Lecture A' })).id;
+    b = (await createOrganization(db, { name: 'Lecture B' })).id;
+    // Interleaved on the table's pages: A, then B with the same customers, then A again.
+    for (const [id, prefix, count, customers] of [
+      [a, 'a', 700, 90],
+      [b, 'b', 600, 90],
+      [a, 'c', 700, 120],
+    ] as const) {
+      const result = await importOrderRecords(db, id, orders(prefix, count, customers));
+      assert.equal(result.imported, count, JSON.stringify(result.errors));
+    }
+    // What an import cannot write: negative amounts, instants before 1970, a moved row.
+    await db.query(
+      `UPDATE orders SET fee_total = -fee_total - 0.01, created_at = created_at - interval '60 years'
+       WHERE organization_id = $1 AND external_id LIKE 'a1%'`,
+      [a],
+    );
+  });
+  after(async () => database?.cleanup());
+
+  test('binary COPY decodes as the database computes', async () => {
+    const decoded: number[][] = [];
+    const expected: number[][] = [];
+    const rows = new BinaryCopyRows(4, (data) => {
+      const text = (f: number) => data.toString('utf8', rows.starts[f], rows.starts[f]! + rows.lengths[f]!);
+      decoded.push([numericCents(data, rows.starts[0]!), epochSeconds(data, rows.starts[2]!)]);
+      expected.push([Number(text(1)), Number(text(3))]);
+    });
+    const list = (items: string[]) => items.map((v) => `'${v}'`).join(', ');
+    await database.db.copyOut(
+      `COPY (SELECT n, (n * 100)::float8::text, t, floor(extract(epoch FROM t))::float8::text FROM (
+         SELECT n, timestamptz '2000-01-01 00:00:00+00' AS t
+         FROM unnest(ARRAY[${list([...AMOUNTS, ...MORE_AMOUNTS])}]::numeric(16,2)[]) AS n
+         UNION ALL SELECT 0, t FROM unnest(ARRAY[${list(INSTANTS)}]::timestamptz[]) AS t
+       ) x) TO STDOUT (FORMAT binary)`,
+      (data) => {
+        // One byte at a time: every field and the header cut by a piece's end.
+        for (let at = 0; at < data.length; at++) rows.write(data.subarray(at, at + 1));
+      },
+    );
+    rows.end();
+    assert.equal(decoded.length, AMOUNTS.length + MORE_AMOUNTS.length + INSTANTS.length);
+    assert.deepStrictEqual(decoded, expected);
+  });
+
+  test('every order once, exact, each customer in one run, in one statement or in chunks of pages', async () => {
+    for (const [chunkRows, many] of [
+      [undefined, false],
+      [50, engine === 'embedded'], // on a server, one statement whatever the chunk size
+    ] as const) {
+      statements.length = 0;
+      const snapshot = await buildSnapshot(source, a, {
+        maxBytes: 1 << 24,
+        ...(chunkRows ? { chunkRows } : {}),
+      });
+      assert.ok(snapshot && !('reason' in snapshot));
+      assert.deepStrictEqual(ordersOf(snapshot), await ordersBySql(database.db, a));
+      assert.equal(statements.length > 1, many, `${statements.length} COPY statements`);
+      assert.ok(statements.every((sql) => new RegExp(`o\\.organization_id = ${a}\\b`).test(sql)));
+    }
+    const other = await buildSnapshot(source, b, { maxBytes: 1 << 24, chunkRows: 50 });
+    assert.ok(other && !('reason' in other));
+    assert.deepStrictEqual(ordersOf(other), await ordersBySql(database.db, b));
+  });
+
+  test('an amount past exact int32 cents leaves the organization to SQL', async () => {
+    const { db } = database;
+    const big = (await createOrganization(db, { name: 'Gros montants' })).id;
+    await importOrderRecords(db, big, orders('g', 20, 5));
+    const edge = { ...orders('e', 1, 1)[0]!, total: '21474836.47' };
+    await importOrderRecords(db, big, [edge]);
+    const fits = await buildSnapshot(source, big, { maxBytes: 1 << 24 });
+    assert.ok(fits && 'total' in fits && fits.total.includes(2_147_483_647));
+    await importOrderRecords(db, big, [{ ...edge, total: '21474836.48' }]);
+    const past = await buildSnapshot(source, big, { maxBytes: 1 << 24 });
+    assert.equal(past && 'reason' in past ? past.reason : undefined, 'amount-range');
+  });
+
+  test('a failing COPY, or a failing reader, rejects and leaves the database usable', async () => {
+    const { db } = database;
+    await assert.rejects(
+      db.copyOut('COPY (SELECT 1 / 0) TO STDOUT', () => undefined),
+      /division by zero/,
+    );
+    const failure = new Error('reader failed');
+    await assert.rejects(
+      db.copyOut('COPY (SELECT generate_series(1, 100000)) TO STDOUT', () => {
+        throw failure;
+      }),
+      (error) => error === failure,
+    );
+    assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+  });
+});
+
+testOn(
+  'postgres',
+  'a COPY lasts as long as its data needs: STATEMENT_TIMEOUT_MS does not cut it',
+  async () => {
+    const { db, cleanup } = await openTestDatabase({ STATEMENT_TIMEOUT_MS: '100' });
+    try {
+      await assert.rejects(db.query('SELECT pg_sleep(0.3)'), { code: 'SERVICE_BUSY' });
+      let bytes = 0;
+      await db.copyOut('COPY (SELECT pg_sleep(0.3)) TO STDOUT', (data) => void (bytes += data.length));
+      assert.ok(bytes > 0);
+      await assert.rejects(db.query('SELECT pg_sleep(0.3)'), { code: 'SERVICE_BUSY' }, 'only that COPY');
+    } finally {
+      await cleanup();
+    }
+  },
+);

@@ -1,0 +1,60 @@
+// The byte-string dictionary that codes customers, statuses and countries as they stream in.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ByteCodes, HexTextCodes } from '../../../../src/metrics/columnar/byte-codes.js';
+
+const code = (codes: ByteCodes | HexTextCodes, text: string, pad = 0) => {
+  const data = Buffer.concat([Buffer.alloc(pad, 0x2a), Buffer.from(text), Buffer.alloc(3, 0x2a)]);
+  return codes.code(data, pad, data.length - pad - 3);
+};
+
+test('ByteCodes: dense codes in order of first sight, the same for the same bytes wherever they are', () => {
+  const codes = new ByteCodes();
+  assert.deepEqual(
+    ['b', 'a', '', 'b', 'ab', 'a', ''].map((text, n) => code(codes, text, n)),
+    [0, 1, 2, 0, 3, 1, 2],
+  );
+  assert.equal(codes.size, 4);
+});
+
+test('ByteCodes: keys alike at both ends, many keys (rehashes, several blocks), keys longer than a block', () => {
+  const codes = new ByteCodes();
+  const middle = (n: number) => `${'x'.repeat(20)}${n}${'y'.repeat(20)}`; // the hash reads both ends only
+  const hex = (n: number) => n.toString(16).padStart(64, '0');
+  const keys = [
+    ...Array.from({ length: 1000 }, (_, n) => middle(n)),
+    ...Array.from({ length: 40_000 }, (_, n) => hex(n * 2_654_435_761)),
+    'z'.repeat(3 << 20),
+    `${'z'.repeat(3 << 20)}!`,
+  ];
+  keys.forEach((key, n) => assert.equal(code(codes, key, n % 5), n, key.slice(0, 80)));
+  keys.forEach((key, n) => assert.equal(code(codes, key), n, key.slice(0, 80)));
+  assert.equal(codes.size, keys.length);
+});
+
+test('HexTextCodes: lowercase hexadecimal packed, any other text as it is, never two texts with one code', () => {
+  const codes = new HexTextCodes();
+  const texts = [
+    '',
+    '00',
+    'ab',
+    'AB',
+    'aB',
+    'abc',
+    'a b',
+    'ab@example.com',
+    'f'.repeat(64),
+    'f'.repeat(63) + 'g',
+  ];
+  texts.push('0'.repeat(64), '0'.repeat(62), `${'0'.repeat(62)}0a`, 'x'.repeat(200), `${'a'.repeat(300)}`);
+  const first = texts.map((text) => code(codes, text, 2));
+  assert.deepEqual(
+    first,
+    texts.map((_, n) => n),
+  );
+  assert.deepEqual(
+    texts.map((text) => code(codes, text)),
+    first,
+  );
+  assert.equal(codes.size, texts.length);
+});
