@@ -47,6 +47,8 @@ export async function freePort(): Promise<number> {
 
 export interface ServerProcess {
   baseUrl: string;
+  /** Its process id (for /proc figures). */
+  pid: number;
   output(): string;
   /** Standard output alone: the JSON log lines (the demo banner goes to stderr). */
   stdout(): string;
@@ -81,6 +83,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 120_0
   }
   return {
     baseUrl,
+    pid: child.pid ?? 0,
     output: () => output,
     stdout: () => stdout,
     async stop() {
