@@ -49,8 +49,9 @@ export const CONNECTION_FROM = `store_connections c
   JOIN stores s ON s.organization_id = c.organization_id AND s.id = c.store_id
   JOIN organizations g ON g.id = c.organization_id`;
 
+// pg gives timestamptz as Date: kept as it is (String() of a Date drops its milliseconds).
 const date = (value: unknown): Date | null =>
-  value === null || value === undefined ? null : new Date(String(value));
+  value === null || value === undefined ? null : value instanceof Date ? value : new Date(String(value));
 const isPlatform = (value: unknown): value is Platform => PLATFORMS.some((p) => p === value);
 
 /** Orders a second over the current run, 0 before it has lasted a second. */
