@@ -11,6 +11,7 @@ import {
   connectionById,
   connectionsOf,
   queueRefetch,
+  webhookTarget,
   release,
   type StoreConnection,
 } from '../ingest/connectors/connections.js';
@@ -211,7 +212,7 @@ export async function receiveWebhook(
     body: Buffer;
   },
 ): Promise<WebhookOutcome> {
-  const connection = await connectionById(db, delivery.connectionId);
+  const connection = await webhookTarget(db, delivery.connectionId);
   if (!connection || connection.platform !== delivery.platform) return 'unknown';
   const secret = openWebhookSecret(db.secretKey, connection);
   const read = setup.connectors[connection.platform].readWebhook(delivery.headers, delivery.body, secret);

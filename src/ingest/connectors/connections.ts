@@ -52,7 +52,17 @@ export const CONNECTION_FROM = `store_connections c
 // pg gives timestamptz as Date: kept as it is (String() of a Date drops its milliseconds).
 const date = (value: unknown): Date | null =>
   value === null || value === undefined ? null : value instanceof Date ? value : new Date(String(value));
-const isPlatform = (value: unknown): value is Platform => PLATFORMS.some((p) => p === value);
+/** A stored value checked, not cast: a hand-edited or corrupt row is an internal error. */
+function platformOf(value: unknown): Platform {
+  const platform = PLATFORMS.find((p) => p === value);
+  if (!platform) throw new Error(`store_connections.platform inattendu : ${String(value).slice(0, 40)}`);
+  return platform;
+}
+
+function sealedOf(value: unknown): Buffer {
+  if (!Buffer.isBuffer(value)) throw new Error('store_connections : secret scellé illisible');
+  return value;
+}
 
 /** Orders a second over the current run, 0 before it has lasted a second. */
 export function runRate(
@@ -65,23 +75,18 @@ export function runRate(
 }
 
 export function toConnection(row: Record<string, unknown>): StoreConnection {
-  const { platform, phase } = row;
-  if (!isPlatform(platform))
-    throw new Error(`store_connections.platform inattendu : ${String(platform).slice(0, 40)}`);
+  const { phase } = row;
   if (phase !== 'backfill' && phase !== 'incremental') throw new Error('store_connections.phase inattendue');
-  if (!Buffer.isBuffer(row.credentials) || !Buffer.isBuffer(row.webhook_secret)) {
-    throw new Error('store_connections : secrets scellés illisibles');
-  }
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
     storeId: String(row.store_id),
     address: String(row.address),
     currency: String(row.currency),
-    platform,
+    platform: platformOf(row.platform),
     apiBase: String(row.api_base),
-    credentials: row.credentials,
-    webhookSecret: row.webhook_secret,
+    credentials: sealedOf(row.credentials),
+    webhookSecret: sealedOf(row.webhook_secret),
     secretHint: String(row.secret_hint),
     phase,
     backfillCursor: row.backfill_cursor === null ? null : String(row.backfill_cursor),
@@ -110,11 +115,33 @@ export async function connectionsOf(db: Queryable, organizationId: string): Prom
   return rows.map(toConnection);
 }
 
-/** A connection by its public id (webhooks), any organization. */
+const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+
+/** A connection by its public id, any organization. */
 export async function connectionById(db: Queryable, id: string): Promise<StoreConnection | undefined> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const [row] = await db.query(`SELECT ${CONNECTION_COLUMNS} FROM ${CONNECTION_FROM} WHERE c.id = $1`, [id]);
   return row ? toConnection(row) : undefined;
+}
+
+/**
+ * What a webhook delivery needs of its connection: its platform and sealed secret, read by the
+ * primary key alone (not the status columns, whose order count scans the store's orders).
+ */
+export async function webhookTarget(
+  db: Queryable,
+  id: string,
+): Promise<Pick<StoreConnection, 'id' | 'platform' | 'webhookSecret'> | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await db.query('SELECT id, platform, webhook_secret FROM store_connections WHERE id = $1', [
+    id,
+  ]);
+  if (!row) return undefined;
+  return {
+    id: String(row.id),
+    platform: platformOf(row.platform),
+    webhookSecret: sealedOf(row.webhook_secret),
+  };
 }
 
 /** Claims the connection most overdue whose lease is free; undefined when none is due. */
