@@ -94,7 +94,8 @@ class WooCommerceApi implements StoreApi {
     return response;
   }
 
-  private async page(query: Record<string, string>, cursor: string | undefined): Promise<OrdersPage> {
+  /** One page of the orders list, oldest id first: its resources, the next cursor, the store's total. */
+  private async list(query: Record<string, string>, cursor: string | undefined) {
     const page = cursor === undefined ? 1 : Number(cursor);
     if (!Number.isSafeInteger(page) || page < 1 || page > MAX_PAGES) {
       throw new ConnectorError(
@@ -118,23 +119,26 @@ class WooCommerceApi implements StoreApi {
     }
     const pages = Number(response.headers['x-wp-totalpages'] ?? 0);
     const total = Number(response.headers['x-wp-total'] ?? Number.NaN);
+    return {
+      resources: body as unknown[],
+      next: body.length > 0 && page < Math.min(pages, MAX_PAGES) ? String(page + 1) : undefined,
+      total: Number.isFinite(total) ? total : undefined,
+      storeDate: response.date,
+    };
+  }
+
+  private async page(query: Record<string, string>, cursor: string | undefined): Promise<OrdersPage> {
+    const { resources, ...rest } = await this.list(query, cursor);
     const orders: OrdersPage['orders'][number][] = [];
     const removed: string[] = [];
     const unmapped: OrdersPage['unmapped'][number][] = [];
-    for (const order of body) {
+    for (const order of resources) {
       const state = await this.stateOf(order);
       if ('line' in state) orders.push(state.line);
       else if ('gone' in state) removed.push(String((order as { id?: unknown }).id));
       else unmapped.push(state);
     }
-    return {
-      orders,
-      removed,
-      unmapped,
-      next: body.length > 0 && page < Math.min(pages, MAX_PAGES) ? String(page + 1) : undefined,
-      total: Number.isFinite(total) ? total : undefined,
-      storeDate: response.date,
-    };
+    return { orders, removed, unmapped, ...rest };
   }
 
   /** An order resource's state, its refunds read when it has some. */
@@ -176,22 +180,8 @@ class WooCommerceApi implements StoreApi {
   }
 
   async ids(cursor: string | undefined) {
-    const page = cursor === undefined ? 1 : Number(cursor);
-    const response = await this.get('orders', {
-      status: 'any',
-      per_page: String(PER_PAGE),
-      page: String(page),
-      orderby: 'id',
-      order: 'asc',
-      _fields: 'id',
-    });
-    const body = json(response, 'identifiants des commandes');
-    if (!Array.isArray(body)) throw new ConnectorError('protocol', 'Liste des commandes illisible');
-    const pages = Number(response.headers['x-wp-totalpages'] ?? 0);
-    return {
-      ids: body.map((o: { id?: unknown }) => String(o.id)),
-      next: body.length > 0 && page < Math.min(pages, MAX_PAGES) ? String(page + 1) : undefined,
-    };
+    const { resources, next } = await this.list({ status: 'any', _fields: 'id' }, cursor);
+    return { ids: resources.map((o) => String((o as { id?: unknown } | null)?.id)), next };
   }
 }
 
