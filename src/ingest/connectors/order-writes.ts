@@ -106,6 +106,7 @@ export async function writeChanges(
         changes.gone.length > 0
           ? await removeStoreOrders(tx, connection.organizationId, connection.storeId, jobId, changes.gone)
           : 0;
+      let result = { imported: 0, updated: 0 };
       if (staged > 0) {
         // A recovery that took this job for a killed one would have removed its staged rows:
         // then nothing is merged and the page is read again, rather than a page silently lost.
@@ -114,10 +115,8 @@ export async function writeChanges(
           [connection.organizationId, jobId],
         );
         if (row?.n !== staged) throw new Error(`lignes préparées disparues (${row?.n ?? 0} sur ${staged})`);
-      }
-      let result = { imported: 0, updated: 0 };
-      if (staged > 0) result = await mergeStaged(tx, connection.organizationId, jobId);
-      else if (removed > 0) {
+        result = await mergeStaged(tx, connection.organizationId, jobId);
+      } else if (removed > 0) {
         await refreshFirstOrders(tx, connection.organizationId, { customersOfImport: jobId });
         await discardStaged(tx, connection.organizationId, jobId);
       }

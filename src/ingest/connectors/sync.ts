@@ -170,6 +170,21 @@ function skippedText(rejected: readonly UnmappedOrder[]): string | null {
   return first ? `commande ${first.id.slice(0, 20)} : ${first.message}`.slice(0, 1000) : null;
 }
 
+/** Orders read one by one as the store has them now: what they are, gone, or not mappable. */
+async function statesOf(pass: Pass, ids: readonly string[]) {
+  const lines: OrderLine[] = [];
+  const gone: string[] = [];
+  const unmapped: UnmappedOrder[] = [];
+  for (const id of ids) {
+    await pass.keepLease();
+    const state = await pass.api.order(id);
+    if ('line' in state) lines.push(state.line);
+    else if ('gone' in state) gone.push(id);
+    else unmapped.push({ id, message: state.message });
+  }
+  return { lines, gone, unmapped };
+}
+
 /** Orders a webhook named, fetched as they are now: a late or repeated delivery changes nothing. */
 async function refetchNamed(pass: Pass): Promise<void> {
   const named = await pass.db.query<{ external_id: string; queued_at: string }>(
@@ -178,16 +193,10 @@ async function refetchNamed(pass: Pass): Promise<void> {
     [pass.connection.id, REFETCHES_PER_PASS],
   );
   if (named.length === 0) return;
-  const lines: OrderLine[] = [];
-  const gone: string[] = [];
-  const unmapped: UnmappedOrder[] = [];
-  for (const { external_id: id } of named) {
-    await pass.keepLease();
-    const state = await pass.api.order(id);
-    if ('line' in state) lines.push(state.line);
-    else if ('gone' in state) gone.push(id);
-    else unmapped.push({ id, message: state.message });
-  }
+  const { lines, gone, unmapped } = await statesOf(
+    pass,
+    named.map((n) => n.external_id),
+  );
   await pass.write({ lines, gone }, unmapped, async (tx) => {
     // Only the deliveries read above: one that arrived meanwhile stays queued for the next pass.
     await tx.query(
@@ -288,14 +297,11 @@ async function sweep(pass: Pass): Promise<void> {
      LIMIT $5`,
     [connection.organizationId, connection.storeId, connection.id, started, SWEEP_CANDIDATES],
   );
-  const lines: OrderLine[] = [];
-  const gone: string[] = [];
-  for (const { external_id: id } of candidates) {
-    await pass.keepLease();
-    const state = await pass.api.order(id);
-    if ('line' in state) lines.push(state.line);
-    else if ('gone' in state) gone.push(id);
-  }
+  // An order now unmapped (say, its currency changed) stays as it is until it is read again.
+  const { lines, gone } = await statesOf(
+    pass,
+    candidates.map((c) => c.external_id),
+  );
   const mark = async (tx: Queryable) => {
     await tx.query('UPDATE store_connections SET swept_at = now() WHERE id = $1', [connection.id]);
     await tx.query('DELETE FROM store_sweep_ids WHERE connection_id = $1', [connection.id]);
