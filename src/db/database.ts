@@ -148,12 +148,7 @@ class PoolDatabase implements Database {
    */
   private async cancellable<R extends Row>(sql: string, params: readonly unknown[], signal: AbortSignal) {
     signal.throwIfAborted();
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw classify(error, this.pool);
-    }
+    const client = await this.checkout();
     const backend = (client as unknown as { processID?: number }).processID;
     const cancel = () => {
       if (backend !== undefined)
@@ -172,13 +167,17 @@ class PoolDatabase implements Database {
     }
   }
 
-  async copyIn(sql: string, data: string): Promise<void> {
-    let client: pg.PoolClient;
+  /** A client of the pool, or the classified reason why none could be had. */
+  private async checkout(): Promise<pg.PoolClient> {
     try {
-      client = await this.pool.connect();
+      return await this.pool.connect();
     } catch (error) {
       throw classify(error, this.pool);
     }
+  }
+
+  async copyIn(sql: string, data: string): Promise<void> {
+    const client = await this.checkout();
     let broken = false;
     try {
       await pipeline(Readable.from([data]), client.query(copyFrom(sql)));
@@ -191,12 +190,7 @@ class PoolDatabase implements Database {
   }
 
   async copyOut(sql: string, onData: (data: Buffer) => void | Promise<void>): Promise<void> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw classify(error, this.pool);
-    }
+    const client = await this.checkout();
     let finished = false;
     try {
       const server = this.engine === 'postgres';
@@ -212,12 +206,7 @@ class PoolDatabase implements Database {
   }
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw classify(error, this.pool);
-    }
+    const client = await this.checkout();
     const tx: Queryable = {
       query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) =>
         (await client.query<R>(sql, params as unknown[])).rows,
