@@ -14,7 +14,14 @@
 import type { Database } from '../../db/database.js';
 import { BinaryCopyRows } from './copy-binary.js';
 import { Dictionary } from './exact.js';
-import { AmountOutOfRange, FIELD_COUNT, ORDER_FIELDS, OrderColumns, OverBudget } from './order-columns.js';
+import {
+  AmountOutOfRange,
+  FIELD_COUNT,
+  ORDER_FIELDS,
+  OrderColumns,
+  OverBudget,
+  nextTurn,
+} from './order-columns.js';
 import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
 
 /** Orders per statement on the embedded database, about (statements cover pages: PAGE_ROWS). */
@@ -48,8 +55,6 @@ function copyOrders(organizationId: bigint, pages?: Pages): string {
     : ` AND o.ctid >= ${tid(pages[0])}${pages[1] === undefined ? '' : ` AND o.ctid < ${tid(pages[1])}`}`;
   return `COPY (SELECT ${ORDER_FIELDS} FROM orders o WHERE o.organization_id = ${organizationId}${range}) TO STDOUT (FORMAT binary)`;
 }
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * The organization's snapshot at its current data version, an Unsupported answer when it cannot

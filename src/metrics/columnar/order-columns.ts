@@ -48,7 +48,8 @@ class TextCodes {
   }
 }
 
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** A turn of the event loop: requests are served between two slices of long work. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 /** Orders per turn of the event loop in the long loops of the grouping. */
 const SLICE = 1 << 18;
 
