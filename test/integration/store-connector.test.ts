@@ -60,6 +60,16 @@ describe('WooCommerce connector (issue 11)', () => {
     return synced;
   };
 
+  /** Connects the stand-in `from` to the organization with its right keys. */
+  const connectTo = (on: TestService, organizationId: string, from: FakeWooCommerce) =>
+    connectStore(on.db, storeSyncSetup(on.config, from.ca), {
+      organizationId,
+      platform: 'woocommerce',
+      address: from.url,
+      consumerKey: from.consumerKey,
+      consumerSecret: from.consumerSecret,
+    });
+
   /** Waits until the worker has read the whole store and is idle. */
   const syncedWith = (organizationId: string, from: FakeWooCommerce) =>
     eventually(
@@ -188,13 +198,7 @@ describe('WooCommerce connector (issue 11)', () => {
     try {
       hooks.addOrders(120, 3);
       const { org, key } = await quiet.addOrganization('Webhooks', []);
-      const connected = await connectStore(quiet.db, storeSyncSetup(quiet.config, hooks.ca), {
-        organizationId: org.id,
-        platform: 'woocommerce',
-        address: hooks.url,
-        consumerKey: hooks.consumerKey,
-        consumerSecret: hooks.consumerSecret,
-      });
+      const connected = await connectTo(quiet, org.id, hooks);
       const target = `${quiet.baseUrl}${connected.webhookPath}`;
       const synced = () => connectionsOf(quiet.db, org.id).then((c) => c[0]!);
       await eventually('backfilled', synced, (c) => c.phase === 'incremental' && !c.running);
@@ -274,13 +278,7 @@ describe('WooCommerce connector (issue 11)', () => {
       flaky.failNext(1, 429, { retryAfterSeconds: 1 });
       flaky.failNext(2, 503);
       const { org } = await service.addOrganization('Capricieuse', []);
-      await connectStore(service.db, storeSyncSetup(service.config, flaky.ca), {
-        organizationId: org.id,
-        platform: 'woocommerce',
-        address: flaky.url,
-        consumerKey: flaky.consumerKey,
-        consumerSecret: flaky.consumerSecret,
-      });
+      await connectTo(service, org.id, flaky);
       flaky.slowDown(20);
       const state = () => connectionsOf(service.db, org.id).then((c) => c[0]!);
       await eventually('some pages written', state, (c) => c.orders >= 300);
@@ -333,13 +331,7 @@ describe('WooCommerce connector (issue 11)', () => {
       shared.addOrders(2_000, 21);
       shared.slowDown(5);
       const { org } = await service.addOrganization('Deux instances', []);
-      await connectStore(service.db, storeSyncSetup(service.config, shared.ca), {
-        organizationId: org.id,
-        platform: 'woocommerce',
-        address: shared.url,
-        consumerKey: shared.consumerKey,
-        consumerSecret: shared.consumerSecret,
-      });
+      await connectTo(service, org.id, shared);
       // A lease left by an instance that was killed: it runs out, and another instance takes over.
       await service.db.query(
         `UPDATE store_connections SET lease_owner = gen_random_uuid(), lease_until = now() + interval '1 second'
@@ -382,13 +374,7 @@ describe('WooCommerce connector (issue 11)', () => {
     void key;
     const secretStore = await startStore();
     try {
-      await connectStore(service.db, storeSyncSetup(service.config, secretStore.ca), {
-        organizationId: org.id,
-        platform: 'woocommerce',
-        address: secretStore.url,
-        consumerKey: secretStore.consumerKey,
-        consumerSecret: secretStore.consumerSecret,
-      });
+      await connectTo(service, org.id, secretStore);
       await syncedWith(org.id, secretStore);
       const dump =
         JSON.stringify(await service.db.query('SELECT * FROM store_connections')) +
@@ -437,13 +423,7 @@ describe('WooCommerce connector (issue 11)', () => {
           created_at: '2026-11-01T10:00:00Z',
         }));
       await importOrderRecords(service.db, org.id, other);
-      await connectStore(service.db, storeSyncSetup(service.config, a.ca), {
-        organizationId: org.id,
-        platform: 'woocommerce',
-        address: a.url,
-        consumerKey: a.consumerKey,
-        consumerSecret: a.consumerSecret,
-      });
+      await connectTo(service, org.id, a);
       await syncedWith(org.id, a);
       const done = await disconnectStore(service.db, org.id, a.url, { removeOrders: true });
       assert.equal(done.removedOrders, a.allOrders().length);
@@ -451,13 +431,7 @@ describe('WooCommerce connector (issue 11)', () => {
       const twin = await service.addOrganization('Déconnexion importée', other);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
       const kept = await service.addOrganization('Conservée', []);
-      await connectStore(service.db, storeSyncSetup(service.config, a.ca), {
-        organizationId: kept.org.id,
-        platform: 'woocommerce',
-        address: a.url,
-        consumerKey: a.consumerKey,
-        consumerSecret: a.consumerSecret,
-      });
+      await connectTo(service, kept.org.id, a);
       await syncedWith(kept.org.id, a);
       assert.equal(
         (await disconnectStore(service.db, kept.org.id, a.url, { removeOrders: false })).removedOrders,
