@@ -139,13 +139,27 @@ export async function finishJob(
         errorCount: number;
         errors: readonly LineError[];
       }
-    | { state: 'failed'; message: string },
+    | {
+        state: 'failed';
+        message: string;
+        /** What a connector's pass wrote before it failed: its pages are committed one by one. */
+        written?: { lines: number; imported: number; updated: number };
+      },
 ): Promise<void> {
   if (outcome.state === 'failed') {
+    const { written } = outcome;
     await db.query(
-      `UPDATE import_jobs SET state = 'failed', message = $3, finished_at = now()
+      `UPDATE import_jobs SET state = 'failed', message = $3, finished_at = now(),
+         lines_read = COALESCE($4, lines_read), imported = COALESCE($5, imported), updated = COALESCE($6, updated)
        WHERE organization_id = $1 AND id = $2`,
-      [organizationId, id, outcome.message],
+      [
+        organizationId,
+        id,
+        outcome.message,
+        written?.lines ?? null,
+        written?.imported ?? null,
+        written?.updated ?? null,
+      ],
     );
     return;
   }

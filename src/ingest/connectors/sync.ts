@@ -4,7 +4,7 @@
 // now and then a deletion sweep. Any platform: the connector reads, order-writes.ts writes.
 import crypto from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.js';
-import { createJob, finishJob, FAILED, type LineError } from '../jobs.js';
+import { createJob, finishJob, type LineError } from '../jobs.js';
 import {
   ConnectorError,
   type OrderLine,
@@ -36,6 +36,9 @@ const REFETCHES_PER_PASS = 200;
 /** Orders a sweep checks one by one before deleting them (the rest waits for the next sweep). */
 const SWEEP_CANDIDATES = 1_000;
 const KEPT_ERRORS = 200;
+/** A failed pass keeps the pages it wrote (each its own transaction); the next one goes on. */
+const INTERRUPTED_PASS =
+  'Synchronisation interrompue : les pages déjà écrites sont gardées, la suite reprend à la page suivante.';
 
 /** Delay before the next try after `failures` failures in a row: `baseS` doubling to 1 h, jittered. */
 export function retryDelayS(failures: number, retryAfterS: number | undefined, baseS = 60): number {
@@ -160,7 +163,7 @@ class Pass {
             errorCount: rejected,
             errors: this.errors,
           }
-        : { state: 'failed', message: FAILED },
+        : { state: 'failed', message: INTERRUPTED_PASS, written: { lines, imported, updated } },
     ).catch(() => undefined);
   }
 }
