@@ -85,6 +85,13 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
     }),
   );
 
+  /** Every store and the connected ones' state: on the page, and alone for its script. */
+  async function storesSection(request: FastifyRequest, context: PageContext): Promise<Html> {
+    const organizationId = session(request).organization.id;
+    const connections = await listConnections(tools.db, organizationId);
+    return connectionsTable(context, connections, await listStores(tools.db, organizationId));
+  }
+
   async function storesPage(
     request: FastifyRequest,
     context: PageContext,
@@ -96,14 +103,12 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
       connect?: { address: string; error: string; field: string };
     } = {},
   ) {
-    const organizationId = session(request).organization.id;
-    const stores = await listStores(tools.db, organizationId);
-    const connections = await listConnections(tools.db, organizationId);
+    const section = await storesSection(request, context);
     const connect = extra.connect;
     const body = html`${extra.report ?? ''}
       <section class="card" aria-labelledby="connected-title">
         <h2 id="connected-title">Boutiques</h2>
-        ${connectionsTable(context, connections, stores)}
+        ${section}
         <p class="muted"><a href="/settings/stores">Rafraîchir</a></p>
       </section>
       <form method="post" action="/settings/stores/connect" class="card" id="connect-form" autocomplete="off">
@@ -307,10 +312,7 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
 
   // The connections table alone: the page's script refreshes it while a sync runs.
   app.get('/settings/stores/connections', { preHandler: tools.requireSession }, async (request, reply) => {
-    const organizationId = session(request).organization.id;
-    const connections = await listConnections(tools.db, organizationId);
-    const stores = await listStores(tools.db, organizationId);
-    return tools.render(reply, connectionsTable(tools.context(request, reply), connections, stores));
+    return tools.render(reply, await storesSection(request, tools.context(request, reply)));
   });
 
   // A multipart body is streamed, so the CSRF token is the form's first field, checked before the
