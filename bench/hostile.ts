@@ -4,7 +4,9 @@
 // exhausted the service before: a 20 MB single-line upload, a 22 MB upload of `{}` lines (six
 // errors every three bytes), 200 parallel uncached heavy reports, 100 parallel CSV reports with the
 // largest filter lists, 300 bad keys behind forged X-Forwarded-For headers, 50 parallel sign-ups
-// and 60 over-long forms. For each phase it prints the /healthz latencies (p50, p99, max), what the
+// and 60 over-long forms; then a WooCommerce stand-in's backfill through the connect form, 2,000
+// forged webhook deliveries, 200 over the 1 MiB bound, 3,000 signed duplicates of one delivery and
+// 50 parallel connection tries with hostile addresses. For each phase it prints the /healthz latencies (p50, p99, max), what the
 // hostile requests got, and the server's resident memory at the end of the phase.
 // Usage: npm run bench:hostile
 import fs from 'node:fs';
@@ -12,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServer, type ServerProcess } from '../test/helpers/processes.js';
 import { Client } from '../test/helpers/web-client.js';
+import { FakeWooCommerce } from '../test/helpers/fake-woocommerce.js';
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -48,12 +51,19 @@ async function probing<T>(
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-hostile-'));
+// The stand-in store (issue 11) runs in this process; the server trusts its certificate.
+const store = await FakeWooCommerce.start();
+store.addOrders(5_000, 9);
+const storeCa = path.join(dataDir, 'store-ca.pem');
+fs.writeFileSync(storeCa, store.ca);
 // A rate limit high enough that the report phases meet the computation slots, not R1.
 const server = await startServer({
   DATA_DIR: dataDir,
   DEMO: '1',
   IMPORT_MAX_BYTES: String(64 * 1024 ** 2),
   RATE_LIMIT_MAX: '100000',
+  STORE_ALLOW_PRIVATE: '1',
+  NODE_EXTRA_CA_CERTS: storeCa,
 });
 const banner = server.output();
 const key = /smk_[0-9A-Za-z]{38}/.exec(banner)?.[0];
@@ -191,5 +201,91 @@ await phase('60 over-long forms (60 KB fields)', async () => {
   return `${statuses.filter((s) => s === 400).length} × 400`;
 });
 
+// Issue 11: a store connected through the page, then what anyone may send to its webhook address.
+let webhook = { url: '', secret: '' };
+await phase('WooCommerce backfill, 5,000 orders', async () => {
+  const token = await client.token('/settings/stores');
+  const page = await (
+    await client.post('/settings/stores/connect', {
+      _csrf: token,
+      platform: 'woocommerce',
+      address: store.url,
+      consumer_key: store.consumerKey,
+      consumer_secret: store.consumerSecret,
+    })
+  ).text();
+  const url = /id="webhook-url">([^<]+)</.exec(page)?.[1] ?? '';
+  const secret = /id="webhook-secret">([^<]+)</.exec(page)?.[1] ?? '';
+  if (!url || !secret) throw new Error('the store did not connect');
+  webhook = { url: url.trim(), secret: secret.trim() };
+  const started = performance.now();
+  while (!(await (await client.get('/settings/stores/connections')).text()).includes('À jour.')) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return `synced in ${((performance.now() - started) / 1000).toFixed(1)} s, ${store.requests.length} store requests, at most ${store.maxConcurrentRequests} at once`;
+});
+
+const order = store.allOrders()[0]?.id ?? 1;
+const deliveries = async (count: number, send: () => Promise<{ status: number }>) => {
+  const statuses: number[] = [];
+  for (let sent = 0; sent < count; sent += 50) {
+    statuses.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(50, count - sent) }, () =>
+          send().then(
+            (r) => r.status,
+            () => 0,
+          ),
+        ),
+      )),
+    );
+  }
+  return tally(statuses);
+};
+await phase('2,000 forged webhooks (64 KB)', () =>
+  deliveries(2_000, () =>
+    store.deliver(webhook.url, 'order.updated', order, 'pas-le-secret', {
+      body: `{"id":${order},"x":"${'x'.repeat(64 * 1024)}"}`,
+    }),
+  ),
+);
+await phase('200 webhooks of 1.5 MB', () =>
+  deliveries(200, () =>
+    store.deliver(webhook.url, 'order.updated', order, webhook.secret, {
+      body: `{"id":${order},"x":"${'x'.repeat(1.5 * 1024 ** 2)}"}`,
+    }),
+  ),
+);
+await phase('3,000 signed duplicate deliveries', () =>
+  deliveries(3_000, () => store.deliver(webhook.url, 'order.updated', order, webhook.secret)),
+);
+await phase('50 parallel hostile connects', async () => {
+  const token = await client.token('/settings/stores');
+  const targets = [
+    'javascript:alert(1)',
+    'https://[::ffff:127.0.0.1]:9',
+    'ftp://0x7f.1/',
+    `https://${'a'.repeat(3000)}.example`,
+  ];
+  return tally(
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        client
+          .post('/settings/stores/connect', {
+            _csrf: token,
+            platform: 'woocommerce',
+            address: targets[i % targets.length] ?? '',
+            consumer_key: store.consumerKey,
+            consumer_secret: store.consumerSecret,
+          })
+          .then(
+            (r) => r.status,
+            () => 0,
+          ),
+      ),
+    ),
+  );
+});
 console.log(`server exit: ${await server.stop()}`);
+await store.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
