@@ -53,9 +53,9 @@ function ordersOf(s: Snapshot) {
   const row = (i: number) =>
     [
       s.seconds[i],
-      s.stores.values[s.store[i]!],
-      s.statuses.values[s.status[i]!],
-      s.countries.values[s.country[i]!],
+      s.stores.values[s.attributes.store[s.attribute[i]!]!],
+      s.statuses.values[s.attributes.status[s.attribute[i]!]!],
+      s.countries.values[s.attributes.country[s.attribute[i]!]!],
       s.items[i],
       s.total[i],
       s.taxTotal[i],
@@ -74,6 +74,23 @@ function ordersOf(s: Snapshot) {
   const anonymous: string[] = [];
   for (let i = s.runStart[s.customerCount]!; i < s.orderCount; i++) anonymous.push(row(i));
   return canonical(runs, anonymous);
+}
+
+/**
+ * Each run in time order (a report finds a customer's first order at its start), and customers
+ * in the order of their first order's day.
+ */
+function assertRunsInOrder(s: Snapshot) {
+  let lastDay = -Infinity;
+  for (let c = 0; c < s.customerCount; c++) {
+    const [from, to] = [s.runStart[c]!, s.runStart[c + 1]!];
+    assert.ok(to > from, `customer ${c} has orders`);
+    for (let i = from + 1; i < to; i++)
+      assert.ok(s.seconds[i - 1]! <= s.seconds[i]!, `run ${c} in time order`);
+    const day = Math.floor(s.seconds[from]! / 86_400);
+    assert.ok(day >= lastDay, `customer ${c} after those who started earlier`);
+    lastDay = day;
+  }
 }
 
 /** Order-free form: the database returns rows in any order, the snapshot keeps customers in runs. */
@@ -172,6 +189,7 @@ describe('columnar snapshot read path', () => {
       });
       assert.ok(snapshot && !('reason' in snapshot));
       assert.deepStrictEqual(ordersOf(snapshot), await ordersBySql(database.db, a));
+      assertRunsInOrder(snapshot);
       assert.equal(statements.length > 1, many, `${statements.length} COPY statements`);
       assert.ok(statements.every((sql) => new RegExp(`o\\.organization_id = ${a}\\b`).test(sql)));
     }

@@ -14,7 +14,7 @@ import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
-import { executePlan } from './execute.js';
+import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js';
 import type { Snapshot } from './snapshot.js';
 
 export type SnapshotEvent =
@@ -41,6 +41,8 @@ export interface ColumnarOptions {
   /** How long a request waits for a snapshot being built before SQL answers it. */
   readonly buildWaitMs?: number;
   readonly chunkRows?: number;
+  /** The differential test's way to run every execution path on small data. */
+  readonly executionPaths?: ExecutionPaths;
   readonly onEvent?: (event: SnapshotEvent) => void;
 }
 
@@ -60,13 +62,16 @@ export class ColumnarReportEngine implements ReportEngine {
   private usedBytes = 0;
   /** One build at a time: they share the machine with the requests. */
   private buildQueue: Promise<unknown> = Promise.resolve();
+  private readonly paths: ExecutionPaths;
   private readonly dayBuckets = new LRUCache<string, Promise<DayBuckets | undefined>>({ max: 64 });
 
   constructor(
     private readonly db: SnapshotSource,
     private readonly fallback: ReportEngine,
     private readonly options: ColumnarOptions,
-  ) {}
+  ) {
+    this.paths = options.executionPaths ?? EXECUTION_PATHS;
+  }
 
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
     signal?.throwIfAborted();
@@ -74,7 +79,7 @@ export class ColumnarReportEngine implements ReportEngine {
     signal?.throwIfAborted();
     if (snapshot) {
       const buckets = plan.dimensions.includes('date') ? await this.bucketsFor(plan) : undefined;
-      const rows = executePlan(snapshot, plan, buckets);
+      const rows = executePlan(snapshot, plan, buckets, this.paths);
       if (rows) return rows;
     }
     return this.fallback.run(plan, signal);
@@ -190,7 +195,7 @@ export class ColumnarReportEngine implements ReportEngine {
     const key = `${plan.timezone}\u0000${from}\u0000${to}`;
     let buckets = this.dayBuckets.get(key);
     if (!buckets) {
-      buckets = loadDayBuckets(this.db, plan.timezone, from, to);
+      buckets = loadDayBuckets(this.db, plan.timezone, from, to, this.paths.dayUnits);
       buckets.catch(() => this.dayBuckets.delete(key));
       this.dayBuckets.set(key, buckets);
     }

@@ -8,8 +8,14 @@ export interface DayBuckets {
   readonly labels: readonly string[];
   /** starts[k]: epoch seconds of the first instant of labels[k] in the zone. */
   readonly starts: Float64Array;
-  /** hourIndex[h]: the bucket of the instant starts[0] + h hours, a first guess for any later one. */
-  readonly hourIndex: Int32Array;
+  /**
+   * index[u]: the bucket of the instant starts[0] + u × unit seconds. When every day starts a
+   * whole number of units after starts[0] (`aligned`), it is the bucket of any instant of that
+   * unit; otherwise a first guess, from which the bucket is found by comparing with starts.
+   */
+  readonly index: Int32Array;
+  readonly unit: number;
+  readonly aligned: boolean;
 }
 
 // From the day before `from` to the day after `to`: an order of the UTC period (T1) falls on one
@@ -24,7 +30,8 @@ const LOCAL_MIDNIGHTS = `
         FROM (SELECT $1::date - 1 + n AS day FROM generate_series(0, $2::date - $1::date + 2) AS s(n)) AS g
   ) AS d ORDER BY d.day`;
 
-const HOUR = 3600;
+/** Zones' days start on the hour, most of them, or on a quarter hour (India, Nepal, Chatham…). */
+export const DAY_UNITS: readonly number[] = [3600, 900];
 
 /**
  * The local days of [from, to] ± 1 in `timezone`, or undefined when the zone's days are not one
@@ -35,6 +42,7 @@ export async function loadDayBuckets(
   timezone: string,
   from: string,
   to: string,
+  units: readonly number[] = DAY_UNITS,
 ): Promise<DayBuckets | undefined> {
   const rows = await db.query<{ label: string; start: number; day_at_start: string; day_before: string }>(
     LOCAL_MIDNIGHTS,
@@ -54,23 +62,17 @@ export async function loadDayBuckets(
     }
   }
   const first = starts[0] as number;
-  const hours = Math.ceil(((starts[starts.length - 1] as number) - first) / HOUR) + 48;
-  const hourIndex = new Int32Array(hours);
+  const offsets = Array.from(starts, (start) => start - first);
+  const unit = units.find((u) => offsets.every((offset) => offset % u === 0)) ?? (units[0] as number);
+  const aligned = offsets.every((offset) => offset % unit === 0);
+  const length =
+    Math.ceil(((starts[starts.length - 1] as number) - first) / unit) + Math.ceil((48 * 3600) / unit);
+  const index = new Int32Array(length);
   let k = 0;
-  for (let h = 0; h < hours; h++) {
-    const at = first + h * HOUR;
+  for (let u = 0; u < length; u++) {
+    const at = first + u * unit;
     while (k + 1 < starts.length && at >= (starts[k + 1] as number)) k++;
-    hourIndex[h] = k;
+    index[u] = k;
   }
-  return { labels, starts, hourIndex };
-}
-
-/** The bucket of an instant at or after starts[0] (T1 guarantees it for an order of the period). */
-export function bucketOf(buckets: DayBuckets, seconds: number): number {
-  const { starts, hourIndex } = buckets;
-  const first = starts[0] as number;
-  const h = Math.min(hourIndex.length - 1, Math.floor((seconds - first) / HOUR));
-  let k = hourIndex[h] as number;
-  while (k + 1 < starts.length && seconds >= (starts[k + 1] as number)) k++;
-  return k;
+  return { labels, starts, index, unit, aligned };
 }

@@ -5,17 +5,32 @@
 //
 // Each row is a combination of dimension values; its key is a mixed-radix number whose digits are
 // the T3 ranks of the values, first dimension most significant, so rows in key order are in T3
-// order. Small key spaces use a dense slot table (rows come out already sorted), large ones a map.
+// order. A row's sums live in one slot of a Float64Array: the slot is the key itself when the key
+// space is small (one pass), else a dense rank among the keys that occur, found by a first pass
+// that notes each order's key.
 import type { DimensionId, MetricId } from '../../catalog.js';
 import { bucketStart } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportRow, ReportRows } from '../engine.js';
-import type { DayBuckets } from './day-buckets.js';
+import { DAY_UNITS, type DayBuckets } from './day-buckets.js';
 import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero, type Dictionary } from './exact.js';
-import { Groups } from './groups.js';
 import type { Snapshot } from './snapshot.js';
 
-const DENSE_KEYS = 1 << 21;
+/** How a plan is executed; a test narrows them to run every path on small data. */
+export interface ExecutionPaths {
+  /** Key spaces up to this size have a slot per key (one pass), larger ones two passes. */
+  readonly directKeys: number;
+  /** Key spaces up to this size find their slots through a table, larger ones through a map. */
+  readonly tableKeys: number;
+  /** Units of the day index, tried in order (DayBuckets). */
+  readonly dayUnits: readonly number[];
+}
+
+export const EXECUTION_PATHS: ExecutionPaths = {
+  directKeys: 1 << 14,
+  tableKeys: 1 << 21,
+  dayUnits: DAY_UNITS,
+};
 const CUSTOMER_TYPES = ['anonymous', 'new', 'returning']; // already in T3 order
 const ANONYMOUS = 0;
 const NEW = 1;
@@ -25,6 +40,21 @@ const CUSTOMER_METRICS: ReadonlySet<MetricId> = new Set([
   'new_customers',
   'returning_customers',
 ]);
+
+// A slot's sums, at slot × SLOT + one of these; exact integer cents in doubles (below 2^53, which
+// the snapshot guarantees).
+const ORDERS = 0;
+const ITEMS = 1;
+const GROSS = 2;
+const NET = 3;
+const TAXES = 4;
+const SHIPPING = 5;
+const UNIQUE = 6;
+const NEW_CUSTOMERS = 7;
+const RETURNING_CUSTOMERS = 8;
+/** U4: the last customer counted in the slot, so that a customer counts once per row. */
+const LAST_CUSTOMER = 9;
+const SLOT = 10;
 
 interface DimensionKey {
   readonly id: DimensionId;
@@ -62,21 +92,36 @@ function valuesOf(
   }
 }
 
+interface KeyWeights {
+  readonly dimensions: readonly DimensionKey[];
+  /** How many keys there are: the product of the dimensions' sizes. */
+  readonly space: number;
+  readonly date: Float64Array;
+  readonly store: Float64Array;
+  readonly country: Float64Array;
+  readonly status: Float64Array;
+  readonly customerType: Float64Array;
+}
+
 /** Key weights per dimension (zeros when not requested), or undefined when keys would pass 2^53. */
-function keyWeights(plan: ReportPlan, snapshot: Snapshot, buckets: DayBuckets | undefined) {
-  const keys = plan.dimensions.map((id) => dimensionKey(id, valuesOf(id, plan, snapshot, buckets)));
+function keyWeights(
+  plan: ReportPlan,
+  snapshot: Snapshot,
+  buckets: DayBuckets | undefined,
+): KeyWeights | undefined {
+  const dimensions = plan.dimensions.map((id) => dimensionKey(id, valuesOf(id, plan, snapshot, buckets)));
   let stride = 1;
-  for (let d = keys.length - 1; d >= 0; d--) {
-    const key = keys[d] as DimensionKey;
+  for (let d = dimensions.length - 1; d >= 0; d--) {
+    const key = dimensions[d] as DimensionKey;
     key.stride = stride;
     for (let c = 0; c < key.weights.length; c++) key.weights[c] = (key.weights[c] as number) * stride;
     stride *= Math.max(1, key.sorted.length);
   }
   if (stride > Number.MAX_SAFE_INTEGER) return undefined;
   const weights = (id: DimensionId, size: number): Float64Array =>
-    keys.find((k) => k.id === id)?.weights ?? new Float64Array(size);
+    dimensions.find((k) => k.id === id)?.weights ?? new Float64Array(size);
   return {
-    keys,
+    dimensions,
     space: stride,
     date: weights('date', 0),
     store: weights('store', snapshot.stores.values.length),
@@ -91,120 +136,242 @@ export function executePlan(
   snapshot: Snapshot,
   plan: ReportPlan,
   buckets: DayBuckets | undefined,
+  paths: ExecutionPaths = EXECUTION_PATHS,
 ): ReportRows | undefined {
   const weights = keyWeights(plan, snapshot, buckets);
   if (!weights || (plan.dimensions.includes('date') && !buckets)) return undefined;
-  const start = Date.parse(plan.periodStart) / 1000;
-  const end = Date.parse(plan.periodEnd) / 1000;
-  const excluded = new Uint8Array(snapshot.statuses.values.length);
-  for (const status of plan.settings.excludedStatuses) {
-    const code = snapshot.statuses.find(status);
-    if (code !== undefined) excluded[code] = 1;
+  const scan = new ScanSettings(snapshot, plan, weights, buckets);
+  if (weights.space <= paths.directKeys) {
+    const sums = new Float64Array(weights.space * SLOT);
+    accumulate(snapshot, scan, sums, undefined);
+    const keys: number[] = [];
+    for (let key = 0; key < weights.space; key++)
+      if ((sums[key * SLOT + ORDERS] as number) > 0) keys.push(key);
+    return shape(plan, weights.dimensions, sums, keys, keys);
   }
-  // F1: 1 for the codes a row may have; S1's exclusions stay apart, for first orders (U2).
-  const storeKept = kept(snapshot.stores, plan.filters.store);
-  const countryKept = kept(snapshot.countries, plan.filters.country);
-  const statusKept = kept(snapshot.statuses, plan.filters.status);
-  for (let code = 0; code < excluded.length; code++) if (excluded[code]) statusKept[code] = 0;
-  const typeKept = Uint8Array.from(CUSTOMER_TYPES, (type) =>
-    plan.filters.customer_type === undefined || plan.filters.customer_type.includes(type) ? 1 : 0,
+  // Two passes: each counted order's key, then its slot among the keys that occur (in key order).
+  const keyOf = new Float64Array(snapshot.orderCount).fill(-1);
+  accumulate(snapshot, scan, undefined, keyOf);
+  const keys = keysToSlots(keyOf, weights.space, paths.tableKeys);
+  const sums = new Float64Array(keys.length * SLOT);
+  accumulate(snapshot, scan, sums, keyOf);
+  return shape(
+    plan,
+    weights.dimensions,
+    sums,
+    keys,
+    Array.from(keys, (_, slot) => slot),
   );
-  // S2: net = total − refunds − (taxes − refunded taxes) − (shipping − refunded shipping) − fees,
-  // each term present with its deduction, a refund deducted once.
-  const has = (d: string): number => (plan.settings.deductions.some((x) => x === d) ? 1 : 0);
-  const [refunds, taxes, shipping, fees] = [has('refunds'), has('taxes'), has('shipping'), has('fees')];
+}
 
-  const dense = weights.space <= DENSE_KEYS ? new Int32Array(weights.space).fill(-1) : undefined;
-  const sparse = dense ? undefined : new Map<number, number>();
-  const groups = new Groups(Math.min(weights.space, 1024));
-  const slot = (key: number): number => {
-    if (dense) {
-      const g = dense[key] as number;
-      if (g >= 0) return g;
-      return (dense[key] = groups.add(key));
+/**
+ * The distinct keys (≥ 0) of keyOf in order; each key of keyOf replaced by its rank among them,
+ * its slot. A table of the key space when it is small enough, else a set and a map.
+ */
+function keysToSlots(keyOf: Float64Array, space: number, tableKeys: number): number[] {
+  if (space <= tableKeys) {
+    const slotOfKey = new Int32Array(space).fill(-1);
+    for (let i = 0; i < keyOf.length; i++) {
+      const key = keyOf[i] as number;
+      if (key >= 0) slotOfKey[key] = 0;
     }
-    const found = (sparse as Map<number, number>).get(key);
-    if (found !== undefined) return found;
-    const g = groups.add(key);
-    (sparse as Map<number, number>).set(key, g);
-    return g;
-  };
+    const keys: number[] = [];
+    for (let key = 0; key < space; key++) if (slotOfKey[key] === 0) slotOfKey[key] = keys.push(key) - 1;
+    for (let i = 0; i < keyOf.length; i++) {
+      const key = keyOf[i] as number;
+      if (key >= 0) keyOf[i] = slotOfKey[key] as number;
+    }
+    return keys;
+  }
+  const seen = new Set<number>();
+  for (let i = 0; i < keyOf.length; i++) {
+    const key = keyOf[i] as number;
+    if (key >= 0) seen.add(key);
+  }
+  const keys = [...seen].sort((a, b) => a - b);
+  const slotOfKey = new Map(keys.map((key, slot) => [key, slot]));
+  for (let i = 0; i < keyOf.length; i++) {
+    const key = keyOf[i] as number;
+    if (key >= 0) keyOf[i] = slotOfKey.get(key) as number;
+  }
+  return keys;
+}
 
-  const s = snapshot;
-  const byDate = buckets !== undefined && plan.dimensions.includes('date');
-  const customers = plan.needsFirstOrders || plan.metrics.some((m) => CUSTOMER_METRICS.has(m));
-  const { starts, hourIndex } = buckets ?? { starts: new Float64Array(1), hourIndex: new Int32Array(1) };
-  const firstStart = starts[0] as number;
+/** What a plan counts and how it keys an order, computed once before the pass over the orders. */
+class ScanSettings {
+  readonly start: number;
+  readonly end: number;
+  /** Per attribute (store, status and country): its part of the key, or -1 when S1 or a filter (F1) leaves its orders out. */
+  readonly attributeKey: Float64Array;
+  /** Per attribute: 1 when S1 excludes its status, for first orders (U2), whatever the filters. */
+  readonly attributeExcluded: Uint8Array;
+  readonly typeKept: Uint8Array;
+  readonly typeKey: Float64Array;
+  readonly byDate: boolean;
+  readonly dateKey: Float64Array;
+  readonly buckets: DayBuckets;
+  readonly sumItems: boolean;
+  readonly sumGross: boolean;
+  readonly sumNet: boolean;
+  readonly sumTaxes: boolean;
+  readonly sumShipping: boolean;
+  readonly countCustomers: boolean;
+  readonly needsFirstOrders: boolean;
+  /** S2: 1 for each deduction of the organization's net revenue, else 0. */
+  readonly refunds: number;
+  readonly taxes: number;
+  readonly shipping: number;
+  readonly fees: number;
 
-  const accumulate = (i: number, type: number, customer: number): void => {
-    let key =
-      (weights.store[s.store[i] as number] as number) +
-      (weights.country[s.country[i] as number] as number) +
-      (weights.status[s.status[i] as number] as number) +
-      (weights.customerType[type] as number);
-    if (byDate) {
-      const t = s.seconds[i] as number;
-      let k = hourIndex[Math.min(hourIndex.length - 1, Math.floor((t - firstStart) / 3600))] as number;
-      while (k + 1 < starts.length && t >= (starts[k + 1] as number)) k++;
-      key += weights.date[k] as number;
+  constructor(s: Snapshot, plan: ReportPlan, weights: KeyWeights, buckets: DayBuckets | undefined) {
+    this.start = Date.parse(plan.periodStart) / 1000;
+    this.end = Date.parse(plan.periodEnd) / 1000;
+    const excludedStatus = new Uint8Array(s.statuses.values.length);
+    for (const status of plan.settings.excludedStatuses) {
+      const code = s.statuses.find(status);
+      if (code !== undefined) excludedStatus[code] = 1;
     }
-    const g = slot(key);
-    const total = s.total[i] as number;
-    const tax = s.taxTotal[i] as number;
-    const ship = s.shippingTotal[i] as number;
-    groups.orders[g]! += 1;
-    groups.items[g]! += s.items[i] as number;
-    groups.gross[g]! += total;
-    groups.taxes[g]! += tax;
-    groups.shipping[g]! += ship;
-    groups.net[g]! +=
-      total -
-      refunds * (s.refundTotal[i] as number) -
-      taxes * (tax - refunds * (s.refundTax[i] as number)) -
-      shipping * (ship - refunds * (s.refundShipping[i] as number)) -
-      fees * (s.feeTotal[i] as number);
-    // U4, U5: a customer counts once in each row they have an order in.
-    if (customer >= 0 && groups.lastCustomer[g] !== customer) {
-      groups.lastCustomer[g] = customer;
-      groups.uniqueCustomers[g]! += 1;
-      if (type === RETURNING) groups.returningCustomers[g]! += 1;
-      else groups.newCustomers[g]! += 1;
+    const storeKept = kept(s.stores, plan.filters.store);
+    const countryKept = kept(s.countries, plan.filters.country);
+    const statusKept = kept(s.statuses, plan.filters.status);
+    const { count, store, status, country } = s.attributes;
+    this.attributeKey = new Float64Array(count);
+    this.attributeExcluded = new Uint8Array(count);
+    for (let a = 0; a < count; a++) {
+      const [st, su, co] = [store[a] as number, status[a] as number, country[a] as number];
+      this.attributeExcluded[a] = excludedStatus[su] as number;
+      const counted =
+        excludedStatus[su] === 0 && statusKept[su] === 1 && storeKept[st] === 1 && countryKept[co] === 1;
+      this.attributeKey[a] = counted
+        ? (weights.store[st] as number) + (weights.status[su] as number) + (weights.country[co] as number)
+        : -1;
     }
-  };
-  const counted = (i: number): boolean => {
-    const t = s.seconds[i] as number;
-    return (
-      t >= start &&
-      t < end && // T1
-      statusKept[s.status[i] as number] === 1 && // S1, F1
-      storeKept[s.store[i] as number] === 1 &&
-      countryKept[s.country[i] as number] === 1
+    this.typeKept = Uint8Array.from(CUSTOMER_TYPES, (type) =>
+      plan.filters.customer_type === undefined || plan.filters.customer_type.includes(type) ? 1 : 0,
     );
-  };
+    this.typeKey = weights.customerType;
+    this.byDate = buckets !== undefined && plan.dimensions.includes('date');
+    this.dateKey = weights.date;
+    this.buckets = buckets ?? {
+      labels: [],
+      starts: new Float64Array(1),
+      index: new Int32Array(1),
+      unit: 1,
+      aligned: true,
+    };
 
-  const runStart = s.runStart;
-  for (let c = 0; c < s.customerCount; c++) {
+    const asks = (...ids: MetricId[]): boolean => plan.metrics.some((m) => ids.includes(m));
+    this.sumItems = asks('items_sold');
+    this.sumGross = asks('gross_sales');
+    this.sumNet = asks('net_revenue', 'average_order_value');
+    this.sumTaxes = asks('taxes');
+    this.sumShipping = asks('shipping');
+    this.countCustomers = plan.metrics.some((m) => CUSTOMER_METRICS.has(m));
+    this.needsFirstOrders = plan.needsFirstOrders;
+    const has = (d: string): number => (plan.settings.deductions.some((x) => x === d) ? 1 : 0);
+    [this.refunds, this.taxes, this.shipping, this.fees] = [
+      has('refunds'),
+      has('taxes'),
+      has('shipping'),
+      has('fees'),
+    ];
+  }
+}
+
+/**
+ * One pass over the snapshot: each counted order (T1, S1, F1) into the sums of its row's slot.
+ * Its slot is its key when slotOf is undefined, else slotOf[i] (-1: not counted); with sums
+ * undefined, the pass only notes each counted order's key in keyOf. A customer's run, in time
+ * order, ends at the period's end. One function with no call per order, on purpose: an instant
+ * passed to a call that is not inlined becomes a heap number, an allocation per order.
+ */
+function accumulate(
+  s: Snapshot,
+  scan: ScanSettings,
+  sums: Float64Array | undefined,
+  keyOf: Float64Array | undefined,
+): void {
+  const { start, end, attributeKey, attributeExcluded, typeKept, byDate, dateKey, needsFirstOrders } = scan;
+  const typeKeys = scan.typeKey;
+  const { sumItems, sumGross, sumNet, sumTaxes, sumShipping, countCustomers } = scan;
+  const { refunds, taxes, shipping, fees } = scan;
+  const { starts, index, unit, aligned } = scan.buckets;
+  const firstStart = starts[0] as number;
+  const perUnit = 1 / unit;
+  const lastUnit = index.length - 1;
+  const noteKeys = sums === undefined;
+  const slotted = !noteKeys && keyOf !== undefined;
+  const out = sums ?? new Float64Array(0);
+  const keys = keyOf ?? new Float64Array(0);
+  const { seconds, attribute, items, total, taxTotal, shippingTotal, feeTotal } = s;
+  const { refundTotal, refundTax, refundShipping, runStart, customerCount, orderCount } = s;
+
+  // c = customerCount: the anonymous orders, in no particular order.
+  for (let c = 0; c <= customerCount; c++) {
     const from = runStart[c] as number;
-    const to = runStart[c + 1] as number;
-    let type = NEW;
-    if (plan.needsFirstOrders) {
+    const to = c < customerCount ? (runStart[c + 1] as number) : orderCount;
+    const anonymous = c === customerCount;
+    let type = anonymous ? ANONYMOUS : NEW;
+    if (needsFirstOrders && !anonymous) {
       // U2: the customer's earliest counted order ever, whatever the period; U3 from it.
-      let first = Infinity;
-      for (let i = from; i < to; i++) {
-        const t = s.seconds[i] as number;
-        if (t < first && excluded[s.status[i] as number] === 0) first = t;
-      }
-      type = first < start ? RETURNING : NEW;
+      let first = from;
+      while (first < to && attributeExcluded[attribute[first] as number] === 1) first++;
+      if (first < to && (seconds[first] as number) < start) type = RETURNING;
     }
     if (typeKept[type] === 0) continue; // F1 on customer_type
-    for (let i = from; i < to; i++) if (counted(i)) accumulate(i, type, customers ? c : -1);
-  }
-  if (typeKept[ANONYMOUS] === 1) {
-    for (let i = runStart[s.customerCount] as number; i < s.orderCount; i++) {
-      if (counted(i)) accumulate(i, ANONYMOUS, -1);
+    const typeKey = typeKeys[type] as number;
+    const customer = countCustomers && !anonymous ? c : -1;
+    for (let i = from; i < to; i++) {
+      const t = seconds[i] as number;
+      if (t >= end) {
+        if (anonymous) continue;
+        break; // T1, and the run's later orders too
+      }
+      if (t < start) continue;
+      let slot: number;
+      if (slotted) {
+        slot = keys[i] as number;
+        if (slot < 0) continue;
+      } else {
+        const attributeWeight = attributeKey[attribute[i] as number] as number;
+        if (attributeWeight < 0) continue; // S1, F1
+        slot = attributeWeight + typeKey;
+        if (byDate) {
+          // (t − first + ½) / unit is never whole: the product by the rounded 1 / unit floors the same.
+          let k = index[Math.min(lastUnit, ((t - firstStart + 0.5) * perUnit) | 0)] as number;
+          if (!aligned) while (k + 1 < starts.length && t >= (starts[k + 1] as number)) k++;
+          slot += dateKey[k] as number;
+        }
+        if (noteKeys) {
+          keys[i] = slot;
+          continue;
+        }
+      }
+      const at = (slot * SLOT) | 0; // an int32 index (slots stay far below 2^31 / SLOT)
+      out[at + ORDERS]! += 1;
+      if (sumItems) out[at + ITEMS]! += items[i] as number;
+      if (sumGross) out[at + GROSS]! += total[i] as number;
+      if (sumTaxes) out[at + TAXES]! += taxTotal[i] as number;
+      if (sumShipping) out[at + SHIPPING]! += shippingTotal[i] as number;
+      if (sumNet) {
+        // S2: net = total − refunds − (taxes − refunded taxes) − (shipping − refunded shipping)
+        // − fees, each term present with its deduction, a refund deducted once.
+        out[at + NET]! +=
+          (total[i] as number) -
+          refunds * (refundTotal[i] as number) -
+          taxes * ((taxTotal[i] as number) - refunds * (refundTax[i] as number)) -
+          shipping * ((shippingTotal[i] as number) - refunds * (refundShipping[i] as number)) -
+          fees * (feeTotal[i] as number);
+      }
+      // U4, U5: a customer counts once in each row they have an order in (customer + 1: the
+      // slot's zero means none yet).
+      if (customer >= 0 && out[at + LAST_CUSTOMER] !== customer + 1) {
+        out[at + LAST_CUSTOMER] = customer + 1;
+        out[at + UNIQUE]! += 1;
+        out[at + (type === RETURNING ? RETURNING_CUSTOMERS : NEW_CUSTOMERS)]! += 1;
+      }
     }
   }
-  return shape(plan, weights.keys, groups, dense);
 }
 
 /** 1 for each code of the dictionary a filter keeps (all of them without a filter). */
@@ -218,76 +385,70 @@ function kept(dictionary: Dictionary, values: readonly string[] | undefined): Ui
 }
 
 /**
- * Groups in T3 order into rows (T2): `limit` of them after the first `offset` (T6, O1); one totals
- * row without dimensions (T5), which any offset skips.
+ * The rows (T2) of the keys that occur, in key order, with their slots: `limit` of them after the
+ * first `offset` (T6, O1); one totals row without dimensions (T5), which any offset skips.
  */
 function shape(
   plan: ReportPlan,
-  keys: readonly DimensionKey[],
-  groups: Groups,
-  dense: Int32Array | undefined,
+  dimensions: readonly DimensionKey[],
+  sums: Float64Array,
+  keys: readonly number[],
+  slots: readonly number[],
 ): ReportRows {
   if (plan.dimensions.length === 0) {
-    // T5, O1: one totals row, skipped by any offset.
-    const rows = plan.offset > 0 ? [] : [row(plan, keys, groups, groups.count > 0 ? 0 : -1)];
+    // T5, O1: one totals row (zeros when no order counts), skipped by any offset.
+    const rows = plan.offset > 0 ? [] : [row(plan, dimensions, sums, 0, keys.length > 0 ? 0 : -1)];
     return { rows, truncated: false };
   }
-  let order: ArrayLike<number>;
-  if (dense) {
-    const sorted = new Int32Array(groups.count);
-    let n = 0;
-    for (let key = 0; key < dense.length && n < groups.count; key++) {
-      const g = dense[key] as number;
-      if (g >= 0) sorted[n++] = g;
-    }
-    order = sorted;
-  } else {
-    const byKey = Int32Array.from({ length: groups.count }, (_, g) => g);
-    byKey.sort((a, b) => (groups.keys[a] as number) - (groups.keys[b] as number));
-    order = byKey;
-  }
-  const end = Math.min(order.length, plan.offset + plan.limit); // O1, T6
-  const truncated = order.length > end;
+  const end = Math.min(keys.length, plan.offset + plan.limit); // O1, T6
   const rows: ReportRow[] = [];
-  for (let n = plan.offset; n < end; n++) rows.push(row(plan, keys, groups, order[n] as number));
-  return { rows, truncated };
+  for (let n = plan.offset; n < end; n++) {
+    rows.push(row(plan, dimensions, sums, keys[n] as number, slots[n] as number));
+  }
+  return { rows, truncated: keys.length > end };
 }
 
-function row(plan: ReportPlan, keys: readonly DimensionKey[], groups: Groups, g: number): ReportRow {
+/** A row of the key's dimension values and its slot's metrics (slot -1: zeros). */
+function row(
+  plan: ReportPlan,
+  dimensions: readonly DimensionKey[],
+  sums: Float64Array,
+  key: number,
+  slot: number,
+): ReportRow {
   const out: ReportRow = {};
-  const key = g < 0 ? 0 : (groups.keys[g] as number);
-  for (const dimension of keys) {
+  for (const dimension of dimensions) {
     const digit = Math.floor(key / dimension.stride) % dimension.sorted.length;
     out[dimension.id] = dimension.sorted[digit] as string;
   }
-  const value = (array: Float64Array): number => (g < 0 ? 0 : (array[g] as number));
-  for (const id of plan.metrics) out[id] = metricValue(id, groups, value);
+  const value = (field: number): number => (slot < 0 ? 0 : (sums[slot * SLOT + field] as number));
+  for (const id of plan.metrics) out[id] = metricValue(id, value);
   return out;
 }
 
-function metricValue(id: MetricId, groups: Groups, value: (array: Float64Array) => number): number {
+function metricValue(id: MetricId, value: (field: number) => number): number {
   switch (id) {
     case 'orders':
-      return value(groups.orders);
+      return value(ORDERS);
     case 'items_sold':
-      return value(groups.items);
+      return value(ITEMS);
     case 'gross_sales':
-      return centsToAmount(value(groups.gross));
+      return centsToAmount(value(GROSS));
     case 'net_revenue':
-      return centsToAmount(value(groups.net));
+      return centsToAmount(value(NET));
     case 'average_order_value': {
-      const orders = value(groups.orders);
-      return orders === 0 ? 0 : centsToAmount(divideRoundHalfAwayFromZero(value(groups.net), orders));
+      const orders = value(ORDERS);
+      return orders === 0 ? 0 : centsToAmount(divideRoundHalfAwayFromZero(value(NET), orders));
     }
     case 'taxes':
-      return centsToAmount(value(groups.taxes));
+      return centsToAmount(value(TAXES));
     case 'shipping':
-      return centsToAmount(value(groups.shipping));
+      return centsToAmount(value(SHIPPING));
     case 'unique_customers':
-      return value(groups.uniqueCustomers);
+      return value(UNIQUE);
     case 'new_customers':
-      return value(groups.newCustomers);
+      return value(NEW_CUSTOMERS);
     case 'returning_customers':
-      return value(groups.returningCustomers);
+      return value(RETURNING_CUSTOMERS);
   }
 }

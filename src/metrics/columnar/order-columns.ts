@@ -5,7 +5,7 @@
 import { ByteCodes, HexTextCodes } from './byte-codes.js';
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
 import { Dictionary } from './exact.js';
-import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
+import { BYTES_PER_ORDER, type Attributes, type Snapshot } from './snapshot.js';
 
 /**
  * The stored columns as they are (the conversions to epoch seconds and cents are made on the
@@ -122,16 +122,18 @@ export class OrderColumns {
   }
 
   /**
-   * The snapshot of these orders: each customer's orders gathered into a run, customers in order
-   * of first sight, anonymous orders last (a stable counting sort), a column or SLICE orders per
-   * turn of the event loop. The columns are the snapshot's from then on.
+   * The snapshot of these orders: each customer's orders gathered into a run in time order,
+   * customers in order of first sight, anonymous orders last, a column or SLICE orders per turn
+   * of the event loop. The columns are the snapshot's from then on.
    */
   async snapshot(organizationId: string, version: string, stores: Dictionary): Promise<Snapshot> {
     const n = this.length;
     const customerCount = (this.customers as HexTextCodes).size;
     this.customers = undefined; // the customers' keys are no longer needed
+    const { attribute, attributes } = await this.combineAttributes();
     const runStart = new Int32Array(customerCount + 1); // runStart[customerCount]: the anonymous orders'
     const place = this.customer; // customer codes, turned into places below
+    await this.customersByFirstOrder(customerCount);
     for (let from = 0; from < n; from += SLICE) {
       for (let i = from, to = Math.min(n, from + SLICE); i < to; i++) {
         const c = place[i] as number;
@@ -150,22 +152,25 @@ export class OrderColumns {
     }
     runStart.copyWithin(1, 0, customerCount);
     runStart[0] = 0;
-    let spare: Int32Array = new Int32Array(this.seconds.length);
-    const scatter = async (from: Int32Array): Promise<Int32Array> => {
+    // source[k]: the order read k-th in the snapshot; then each run sorted by time.
+    const source = this.store; // free since the attributes were combined
+    for (let i = 0; i < n; i++) source[place[i] as number] = i;
+    await sortRuns(source, runStart, customerCount, this.seconds);
+    let spare: Int32Array = place;
+    const gather = async (from: Int32Array): Promise<Int32Array> => {
       const to = spare;
-      for (let i = 0; i < n; i++) to[place[i] as number] = from[i] as number;
+      for (let k = 0; k < n; k++) to[k] = from[source[k] as number] as number;
       spare = from;
       await nextTurn();
       return to;
     };
-    this.store = await scatter(this.store);
-    this.status = await scatter(this.status);
-    this.country = await scatter(this.country);
-    this.items = await scatter(this.items);
-    for (let m = 0; m < AMOUNTS; m++) this.money[m] = await scatter(this.money[m] as Int32Array);
+    const placed = await gather(attribute);
+    this.items = await gather(this.items);
+    for (let m = 0; m < AMOUNTS; m++) this.money[m] = await gather(this.money[m] as Int32Array);
     const seconds = new Float64Array(this.seconds.length);
-    for (let i = 0; i < n; i++) seconds[place[i] as number] = this.seconds[i] as number;
+    for (let k = 0; k < n; k++) seconds[k] = this.seconds[source[k] as number] as number;
     this.seconds = seconds;
+    this.store = this.status = this.country = this.customer = new Int32Array(0);
 
     const [total, taxTotal, shippingTotal, feeTotal, refundTotal, refundTax, refundShipping] = this.money.map(
       (m) => m.subarray(0, n),
@@ -175,9 +180,8 @@ export class OrderColumns {
       version,
       orderCount: n,
       seconds: this.seconds.subarray(0, n),
-      store: this.store.subarray(0, n),
-      status: this.status.subarray(0, n),
-      country: this.country.subarray(0, n),
+      attribute: placed.subarray(0, n),
+      attributes,
       items: this.items.subarray(0, n),
       total,
       taxTotal,
@@ -191,7 +195,118 @@ export class OrderColumns {
       stores,
       statuses: this.statuses.dictionary,
       countries: this.countries.dictionary,
-      bytes: this.seconds.length * (BYTES_PER_ORDER - 4) + runStart.length * 4,
+      bytes: this.seconds.length * (BYTES_PER_ORDER - 4) + runStart.length * 4 + attributes.count * 12,
     };
+  }
+
+  /**
+   * Customer codes renumbered in the order of each customer's first order (by day): the runs of
+   * customers who started on the same day lie together, so a report by date finds many orders of
+   * one row in a row. Left as they are when the orders span too many days to count them.
+   */
+  private async customersByFirstOrder(customerCount: number): Promise<void> {
+    const n = this.length;
+    const firstDay = new Float64Array(customerCount).fill(Infinity);
+    let [minDay, maxDay] = [Infinity, -Infinity];
+    for (let i = 0; i < n; i++) {
+      const c = this.customer[i] as number;
+      if (c < 0) continue;
+      const day = Math.floor((this.seconds[i] as number) / 86_400);
+      if (day < (firstDay[c] as number)) firstDay[c] = day;
+      if (day < minDay) minDay = day;
+      if (day > maxDay) maxDay = day;
+    }
+    await nextTurn();
+    if (!(maxDay - minDay < MAX_SORTED_DAYS)) return;
+    const rank = new Int32Array(maxDay - minDay + 2); // customers per day, then each day's first rank
+    for (let c = 0; c < customerCount; c++) rank[(firstDay[c] as number) - minDay + 1]! += 1;
+    for (let d = 1; d < rank.length; d++) rank[d]! += rank[d - 1] as number;
+    const code = new Int32Array(customerCount);
+    for (let c = 0; c < customerCount; c++) code[c] = rank[(firstDay[c] as number) - minDay]!++;
+    for (let i = 0; i < n; i++) {
+      const c = this.customer[i] as number;
+      if (c >= 0) this.customer[i] = code[c] as number;
+    }
+    await nextTurn();
+  }
+
+  /**
+   * Each order's store, status and country as the code of that combination; the status and
+   * country columns are free afterwards. Codes are below the order count, so the keys of the two
+   * maps (a pair's code × the next dictionary's size + a code) stay exact integers.
+   */
+  private async combineAttributes(): Promise<{ attribute: Int32Array; attributes: Attributes }> {
+    const statusCount = this.statuses.dictionary.values.length;
+    const countryCount = this.countries.dictionary.values.length;
+    const pairs = new Map<number, number>(); // store and status → pair code
+    const codes = new Map<number, number>(); // pair code and country → attribute code
+    const store: number[] = [];
+    const status: number[] = [];
+    const country: number[] = [];
+    const attribute = this.status; // overwritten in place, each order read before it is written
+    for (let from = 0; from < this.length; from += SLICE) {
+      for (let i = from, to = Math.min(this.length, from + SLICE); i < to; i++) {
+        const pairKey = ((this.store[i] as number) + 1) * statusCount + (this.status[i] as number);
+        let pair = pairs.get(pairKey);
+        if (pair === undefined) pairs.set(pairKey, (pair = pairs.size));
+        const key = pair * countryCount + (this.country[i] as number);
+        let code = codes.get(key);
+        if (code === undefined) {
+          codes.set(key, (code = codes.size));
+          store.push(this.store[i] as number);
+          status.push(this.status[i] as number);
+          country.push(this.country[i] as number);
+        }
+        attribute[i] = code;
+      }
+      await nextTurn();
+    }
+    this.country = new Int32Array(0);
+    return {
+      attribute,
+      attributes: {
+        count: codes.size,
+        store: Int32Array.from(store),
+        status: Int32Array.from(status),
+        country: Int32Array.from(country),
+      },
+    };
+  }
+}
+
+/** Past this span of days (about 2,700 years), customers keep the order they were seen in. */
+const MAX_SORTED_DAYS = 1 << 20;
+
+/** Runs this long or shorter are sorted by insertion; longer ones by the typed array's sort. */
+const SHORT_RUN = 16;
+
+/** Each customer's run of `source` in time order (the anonymous orders keep theirs). */
+async function sortRuns(
+  source: Int32Array,
+  runStart: Int32Array,
+  customerCount: number,
+  seconds: Float64Array,
+): Promise<void> {
+  let sorted = 0;
+  for (let c = 0; c < customerCount; c++) {
+    const from = runStart[c] as number;
+    const to = runStart[c + 1] as number;
+    if (to - from > SHORT_RUN) {
+      source.subarray(from, to).sort((a, b) => (seconds[a] as number) - (seconds[b] as number));
+    } else {
+      for (let k = from + 1; k < to; k++) {
+        const order = source[k] as number;
+        const at = seconds[order] as number;
+        let j = k - 1;
+        for (; j >= from && (seconds[source[j] as number] as number) > at; j--)
+          source[j + 1] = source[j] as number;
+        source[j + 1] = order;
+      }
+    }
+    sorted += to - from;
+    if (sorted >= SLICE) {
+      sorted = 0;
+      await nextTurn();
+    }
   }
 }

@@ -2,8 +2,11 @@
 // truth) and labelled with the data version it was read at (migration 007).
 //
 // Layout: the orders of each customer are contiguous ("runs", customers in the order the build
-// first saw them), then the anonymous orders. A run lets a report find a customer's first counted order (U2) and
-// count distinct customers per row (U4) in one linear pass, with no customer text kept in memory.
+// first saw them), each run in time order, then the anonymous orders. A run lets a report count
+// distinct customers per row (U4) in one linear pass, with no customer text kept in memory, and
+// its time order puts a customer's first counted order (U2) at or near the run's start.
+// An order's store, status and country are one code: the index of that combination among the
+// few the organization has, so a report decides filters and row keys with one lookup an order.
 // Instants are whole epoch seconds: every boundary a report compares them with (UTC midnights for
 // T1, local midnights, first orders) is a whole second, and floor(t) < B ⇔ t < B for a whole B.
 import type { Dictionary } from './exact.js';
@@ -15,10 +18,9 @@ export interface Snapshot {
   readonly orderCount: number;
   /** floor(epoch seconds of created_at), per order. */
   readonly seconds: Float64Array;
-  readonly store: Int32Array;
-  readonly status: Int32Array;
-  /** coalesce(billing_country, 'Unknown'), as the SQL engine shows it. */
-  readonly country: Int32Array;
+  /** Each order's index into `attributes`. */
+  readonly attribute: Int32Array;
+  readonly attributes: Attributes;
   readonly items: Int32Array;
   /** Exact integer cents of each amount column (M1). */
   readonly total: Int32Array;
@@ -37,5 +39,14 @@ export interface Snapshot {
   readonly bytes: number;
 }
 
+/** The combinations of store, status and country the orders have: codes in the dictionaries. */
+export interface Attributes {
+  readonly count: number;
+  readonly store: Int32Array;
+  readonly status: Int32Array;
+  /** coalesce(billing_country, 'Unknown'), as the SQL engine shows it. */
+  readonly country: Int32Array;
+}
+
 /** Memory of one order in a snapshot: the typed columns above plus its share of runStart. */
-export const BYTES_PER_ORDER = 8 + 4 * 11 + 4;
+export const BYTES_PER_ORDER = 8 + 4 * 9 + 4;
