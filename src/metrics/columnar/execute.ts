@@ -306,11 +306,14 @@ function accumulate(
   const { seconds, attribute, items, total, taxTotal, shippingTotal, feeTotal } = s;
   const { refundTotal, refundTax, refundShipping, runStart, customerCount, orderCount } = s;
 
-  // c = customerCount: the anonymous orders, in no particular order.
-  for (let c = 0; c <= customerCount; c++) {
+  // c = runs: the anonymous orders, in no particular order. A plan that neither counts customers
+  // nor tells them apart (no customer_type, so every order's type key is 0) reads all the orders
+  // as one such run, without the customers' runs.
+  const runs = needsFirstOrders || countCustomers ? customerCount : 0;
+  for (let c = 0; c <= runs; c++) {
     const from = runStart[c] as number;
-    const to = c < customerCount ? (runStart[c + 1] as number) : orderCount;
-    const anonymous = c === customerCount;
+    const to = c < runs ? (runStart[c + 1] as number) : orderCount;
+    const anonymous = c === runs;
     let type = anonymous ? ANONYMOUS : NEW;
     if (needsFirstOrders && !anonymous) {
       // U2: the customer's earliest counted order ever, whatever the period; U3 from it.
