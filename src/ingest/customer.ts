@@ -12,10 +12,9 @@ export function normalizedEmail(email: unknown): string | null {
   const candidate = email.trim().toLowerCase();
   // "No spaces": any whitespace left after trimming (tabs, non-breaking spaces…) makes it unusable.
   if (candidate === '' || /\s/.test(candidate)) return null;
-  const parts = candidate.split('@');
-  if (parts.length !== 2) return null;
-  const [local, domain] = parts as [string, string];
-  if (local === '' || !domain.includes('.')) return null;
+  // One '@', a non-empty local part before it, a dot in the domain after it.
+  const at = candidate.indexOf('@');
+  if (at <= 0 || candidate.includes('@', at + 1) || !candidate.includes('.', at + 1)) return null;
   return candidate;
 }
 

@@ -12,10 +12,12 @@ export function parseDay(text: string): string | undefined {
   return text;
 }
 
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
+
+/** Days in a month (1–12) of the proleptic Gregorian calendar: arithmetic, no Date (per import line). */
 export function daysInMonth(year: number, month: number): number {
-  const date = new Date(0);
-  date.setUTCFullYear(year, month, 0); // day 0 of the next month: the last day of this one
-  return date.getUTCDate();
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : (MONTH_DAYS[month - 1] ?? 0);
 }
 
 function toDate(day: string): Date {

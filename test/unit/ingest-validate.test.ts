@@ -48,6 +48,22 @@ test('U1: a usable email is trimmed and lower-cased into the customer, kept only
   assert.notEqual(customerIdentity('alice@example.fr', other), customerIdentity('alice@example.fr', KEY));
 });
 
+test('U1: the customer hash is HMAC-SHA256 of the identity, whatever its characters and length', () => {
+  for (const key of [KEY, crypto.randomBytes(32), crypto.randomBytes(100)]) {
+    for (const identity of [
+      'a@b.co',
+      'élodie.ñ@exämple.fr',
+      '😀@x.y',
+      'x'.repeat(254),
+      'é'.repeat(254),
+      'x'.repeat(400),
+    ]) {
+      const expected = crypto.createHmac('sha256', key).update(identity).digest('hex');
+      assert.equal(customerHash(key, identity), expected, identity.slice(0, 20));
+    }
+  }
+});
+
 test('U1: an unusable email makes the order anonymous', () => {
   for (const email of [
     undefined,
