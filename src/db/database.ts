@@ -34,10 +34,11 @@ export interface Database extends Queryable {
   /** SECRET_KEY, which keys the customer hashes stored in this database (U1). */
   readonly secretKey: Buffer;
   /**
-   * Runs `COPY … FROM STDIN` (text format) with `data` as its rows, on a connection of its own:
-   * the import's bulk path. On the embedded engine the session queue passes it to PGlite whole.
+   * Runs `COPY … FROM STDIN` (text format) with `data` as its rows (UTF-8 when a buffer), on a
+   * connection of its own: the import's bulk path. On the embedded engine the session queue passes
+   * it to PGlite whole.
    */
-  copyIn(sql: string, data: string): Promise<void>;
+  copyIn(sql: string, data: string | Buffer): Promise<void>;
   /**
    * Runs `COPY … TO STDOUT` on a connection of its own and hands its output to `onData` piece by
    * piece as it arrives (pieces do not follow row boundaries): the snapshot's bulk path. When
@@ -176,7 +177,7 @@ class PoolDatabase implements Database {
     }
   }
 
-  async copyIn(sql: string, data: string): Promise<void> {
+  async copyIn(sql: string, data: string | Buffer): Promise<void> {
     const client = await this.checkout();
     let broken = false;
     try {

@@ -18,7 +18,7 @@ import {
 import { newWebhookSecret, openWebhookSecret, sealSecrets } from '../ingest/connectors/credentials.js';
 import type { StoreSyncSetup } from '../ingest/connectors/registry.js';
 import { removeStoreOrders } from '../ingest/connectors/order-writes.js';
-import { discardStaged } from '../ingest/import.js';
+import { discardStaged, lockOrganization } from '../ingest/merge.js';
 import { runPass } from '../ingest/connectors/sync.js';
 import { isValidStoreAddress, normalizeStoreAddress } from '../ingest/store-address.js';
 import { FIELD_BOUNDS } from '../ingest/validate-order.js';
@@ -116,6 +116,7 @@ export async function connectStore(
   const webhookSecret = newWebhookSecret();
   const sealed = sealSecrets(db.secretKey, connectionId, { key, secret }, webhookSecret);
   await db.transaction(async (tx) => {
+    await lockOrganization(tx, request.organizationId); // before the store, as an import does (stores.ts)
     await tx.query(
       `INSERT INTO stores (organization_id, address) VALUES ($1, $2) ON CONFLICT (organization_id, address) DO NOTHING`,
       [request.organizationId, address],

@@ -1,16 +1,15 @@
 // Order import (SPEC section 12, I1–I3). The input is streamed and each line validated; valid
-// lines are written in batches to import_staging under a fresh import id by COPY … FROM STDIN,
-// each batch one short statement (a server sharing the embedded database keeps answering while a
-// big file is read), the next batch validated while the last one is stored. Only the error list
-// is kept in memory (I3). Then, all or nothing (I1): either the staged rows are discarded, or one
-// transaction connects the new stores, upserts the orders in one set-based statement (I2: the last
-// line of a repeated order wins, a re-import replaces) and keeps the first orders current (U2).
+// lines are written in batches to the import's own staging table by COPY … FROM STDIN, each batch
+// one short statement (a server sharing the embedded database keeps answering while a big file is
+// read), the next batch validated while the last one is stored. Only the error list is kept in
+// memory (I3). Then, all or nothing (I1): either the staged lines are dropped, or one transaction
+// merges them (src/ingest/merge.ts: I2 the last line of a repeated order wins, a re-import
+// replaces; U2 first orders kept current) and drops them.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { Database, Queryable } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { FOLD_NEW_ORDERS, refreshFirstOrders } from '../metrics/first-orders.js';
 import {
   formatOfFileName,
   inBatches,
@@ -31,7 +30,17 @@ import {
   type JobOrigin,
   type LineError,
 } from './jobs.js';
-import { validateOrder, type OrderRecord } from './validate-order.js';
+import { mergeStaged, tableLines, type MergedCounts } from './merge.js';
+import {
+  StagingBuffer,
+  createImportLines,
+  dropImportLines,
+  importLinesTable,
+  type StoredListener,
+} from './staging.js';
+import { analyzeIfStale } from './statistics.js';
+import { streamIntoEmpty } from './stream-merge.js';
+import { validateOrder } from './validate-order.js';
 
 export type { LineError } from './jobs.js';
 
@@ -69,147 +78,8 @@ export interface ImportOptions {
   fileName?: string;
 }
 
-/** Orders a COPY batch holds (a few megabytes of text). */
-export const STAGING_BATCH = 10_000;
+export { STAGING_BATCH } from './staging.js';
 const PROGRESS_INTERVAL_MS = 500;
-
-// Staged columns after (organization_id, import_id, line), with their value.
-const STAGED: [string, (order: OrderRecord) => unknown][] = [
-  ['store_address', (o) => o.storeAddress],
-  ['external_id', (o) => o.externalId],
-  ['created_at', (o) => o.createdAt],
-  ['status', (o) => o.status],
-  ['billing_country', (o) => o.billingCountry],
-  ['customer', (o) => o.customer],
-  ['items', (o) => o.items],
-  ['total', (o) => o.total],
-  ['tax_total', (o) => o.taxTotal],
-  ['shipping_total', (o) => o.shippingTotal],
-  ['fee_total', (o) => o.feeTotal],
-  ['refund_total', (o) => o.refundTotal],
-  ['refund_tax', (o) => o.refundTax],
-  ['refund_shipping', (o) => o.refundShipping],
-];
-const STAGED_FIELDS = STAGED.map(([, pick]) => pick);
-const ORDER_COLUMNS = STAGED.slice(1).map(([column]) => column);
-
-// Batches go in by COPY … FROM STDIN (text format), the database's bulk path: one statement a
-// batch, its rows parsed by the server without a bound parameter or a plan.
-const COPY_STAGED = `COPY import_staging (organization_id, import_id, line, ${STAGED.map(([column]) => column).join(', ')}) FROM STDIN`;
-
-const COPY_SPECIAL = /[\\\t\n\r]/g;
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-
-/**
- * A value as a field of COPY's text format: \N for NULL; a backslash, tab, newline or carriage
- * return escaped (any other character, Unicode included, stands for itself; NUL never passes
- * validation).
- */
-export function copyField(value: unknown): string {
-  if (value === null || value === undefined) return '\\N';
-  const text = String(value);
-  return text.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c);
-}
-
-const CONNECT_STORES = `
-  INSERT INTO stores (organization_id, address)
-  SELECT DISTINCT $1::bigint, store_address FROM import_staging WHERE organization_id = $1 AND import_id = $2
-  ON CONFLICT (organization_id, address) DO NOTHING`;
-
-// U2, I2: the customers whose first orders may move later or vanish: those of the orders this
-// import replaces, before and after. Run before the upsert, which changes them. New orders can
-// only bring a first order earlier: the upsert folds them in itself (FOLD_NEW_ORDERS), so a first
-// import touches no customer here and recomputes none.
-const REMEMBER_REPLACED_CUSTOMERS = `
-  INSERT INTO import_customers (organization_id, import_id, customer)
-  SELECT DISTINCT $1::bigint, $2::uuid, c.customer FROM import_staging s
-  JOIN stores st ON st.organization_id = $1 AND st.address = s.store_address
-  JOIN orders o ON o.organization_id = $1 AND o.store_id = st.id AND o.external_id = s.external_id
-  CROSS JOIN LATERAL (VALUES (o.customer), (s.customer)) AS c (customer)
-  WHERE s.organization_id = $1 AND s.import_id = $2 AND c.customer IS NOT NULL
-  ON CONFLICT DO NOTHING`;
-
-// I2: every order from its last line, inserted or replaced in one statement (the staging index
-// yields the lines in key order, last line first); xmax = 0 tells a new row from a replaced one.
-const UPSERT_STAGED = `
-  WITH latest AS (
-    SELECT DISTINCT ON (store_address, external_id) * FROM import_staging
-    WHERE organization_id = $1 AND import_id = $2
-    ORDER BY store_address, external_id, line DESC
-  ), upserted AS (
-    INSERT INTO orders (organization_id, store_id, ${ORDER_COLUMNS.join(', ')})
-    SELECT $1::bigint, st.id, ${ORDER_COLUMNS.map((c) => `l.${c}`).join(', ')} FROM latest l
-    JOIN stores st ON st.organization_id = $1 AND st.address = l.store_address
-    ON CONFLICT (organization_id, store_id, external_id) DO UPDATE
-    SET ${ORDER_COLUMNS.slice(1)
-      .map((c) => `${c} = EXCLUDED.${c}`)
-      .join(', ')}, updated_at = now()
-    RETURNING (xmax = 0) AS inserted, customer, created_at, status
-  ), ${FOLD_NEW_ORDERS('upserted')}
-  SELECT (count(*) FILTER (WHERE inserted))::int AS imported,
-    (count(*) FILTER (WHERE NOT inserted))::int AS updated
-  FROM upserted`;
-
-interface MergedCounts extends Record<string, unknown> {
-  imported: number;
-  updated: number;
-}
-
-const DISCARD_STAGED = 'DELETE FROM import_staging WHERE organization_id = $1 AND import_id = $2';
-const DISCARD_CUSTOMERS = 'DELETE FROM import_customers WHERE organization_id = $1 AND import_id = $2';
-
-/**
- * Valid orders as COPY text, at most STAGING_BATCH of them, and the previous batch's COPY still
- * running: reading and validating the next batch overlaps with the database storing the last one.
- */
-export class StagingBuffer {
-  private text = '';
-  private rows = 0;
-  private inFlight: Promise<void> | undefined;
-  private readonly rowPrefix: string;
-
-  constructor(
-    private readonly db: Database,
-    organizationId: string,
-    importId: string,
-  ) {
-    this.rowPrefix = `${copyField(organizationId)}\t${copyField(importId)}\t`;
-  }
-
-  get full(): boolean {
-    return this.rows >= STAGING_BATCH;
-  }
-
-  add(line: number, order: OrderRecord): void {
-    let row = `${this.rowPrefix}${line}`;
-    for (const pick of STAGED_FIELDS) row += `\t${copyField(pick(order))}`;
-    this.text += `${row}\n`;
-    this.rows++;
-  }
-
-  /** Starts this batch's COPY once the previous one has ended (its failure is thrown here). */
-  async flush(): Promise<void> {
-    await this.inFlight;
-    if (this.rows === 0) return;
-    const copy = this.db.copyIn(COPY_STAGED, this.text);
-    copy.catch(() => undefined); // awaited by the next flush or by finish()
-    this.inFlight = copy;
-    this.text = '';
-    this.rows = 0;
-  }
-
-  /** Every batch stored. */
-  async finish(): Promise<void> {
-    await this.flush();
-    await this.inFlight;
-    this.inFlight = undefined;
-  }
-
-  /** Waits for the running COPY, if any, whatever its outcome (before its rows are discarded). */
-  async settle(): Promise<void> {
-    await this.inFlight?.catch(() => undefined);
-  }
-}
 
 function progressReporter(onProgress: ImportOptions['onProgress']): (lines: number) => void {
   const started = Date.now();
@@ -223,26 +93,142 @@ function progressReporter(onProgress: ImportOptions['onProgress']): (lines: numb
   };
 }
 
-/** I2, U2: one transaction moves the staged orders into orders and keeps first orders current. */
-export async function mergeStaged(tx: Queryable, organizationId: string, importId: string) {
-  // STATEMENT_TIMEOUT_MS cancels runaway reports; the upsert's length follows the file's size.
-  await tx.query('SET LOCAL statement_timeout = 0');
-  await tx.query(CONNECT_STORES, [organizationId, importId]);
-  await tx.query(REMEMBER_REPLACED_CUSTOMERS, [organizationId, importId]);
-  const [counts] = await tx.query<MergedCounts>(UPSERT_STAGED, [organizationId, importId]);
-  if (counts === undefined) throw new Error('merge returned no row');
-  await refreshFirstOrders(tx, organizationId, { customersOfImport: importId });
-  await discardStaged(tx, organizationId, importId);
-  return { imported: counts.imported, updated: counts.updated };
-}
-
-export async function discardStaged(db: Queryable, organizationId: string, importId: string): Promise<void> {
-  await db.query(DISCARD_CUSTOMERS, [organizationId, importId]);
-  await db.query(DISCARD_STAGED, [organizationId, importId]);
-}
-
 /** The longest run of import work between two turns of the event loop. */
 const SLICE_MS = 8;
+
+/** What reading a file found: its lines, the valid ones staged, the others reported. */
+interface ReadLines {
+  lines: number;
+  staged: number;
+  rejected: number;
+  errors: LineError[];
+  errorCount: number;
+}
+
+/** Reads and validates every entry into `read`, stages the valid ones, reports progress (I3). */
+async function stageEntries(
+  db: Database,
+  batches: AsyncIterable<readonly ReadEntry[]>,
+  staging: StagingBuffer,
+  read: ReadLines,
+  onProgress: ImportOptions['onProgress'],
+): Promise<void> {
+  const customerKey = customerKeyOf(db.secretKey); // U1: only the hash is staged, never the email
+  const progress = progressReporter(onProgress);
+  let slice = performance.now();
+  for await (const entries of batches) {
+    for (const entry of entries) {
+      progress(++read.lines);
+      // A batch is validated synchronously, which never lets the event loop serve a request: a
+      // chunk of tiny lines (`{}`, six errors each) would hold it for the whole chunk. Give it a
+      // turn every few milliseconds of work (/healthz stays fast during any import).
+      if (read.lines % 128 === 0 && performance.now() - slice >= SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
+      const validation =
+        'error' in entry
+          ? { ok: false as const, errors: [entry.error] }
+          : validateOrder(entry.record, customerKey);
+      if (!validation.ok) {
+        read.rejected++;
+        for (const error of validation.errors) {
+          if (read.errorCount++ < MAX_REPORTED_ERRORS) read.errors.push({ line: entry.line, ...error });
+        }
+        continue;
+      }
+      staging.add(entry.line, validation.order);
+      read.staged++;
+      if (staging.full) await staging.flush();
+    }
+  }
+  await staging.finish();
+}
+
+/**
+ * The job's heartbeat (finding 7), every HEARTBEAT_MS from the first line read to the commit: a
+ * merge of millions of orders, or inserts catching up with the reading on a server, outlast the
+ * minute of silence after which another import would take this one for killed. One beat at a time.
+ */
+function startHeartbeat(db: Database, job: { organizationId: string; importId: string }, read: ReadLines) {
+  const started = Date.now();
+  let beating: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (beating !== undefined) return;
+    const progress = {
+      lines: read.lines,
+      ordersPerSecond: Math.round((read.lines * 1000) / Math.max(Date.now() - started, 1)),
+    };
+    beating = beat(db, job.organizationId, job.importId, progress)
+      .catch(() => undefined) // the database gone: the import itself fails and says so
+      .finally(() => (beating = undefined));
+  }, HEARTBEAT_MS);
+  return async function stop(): Promise<void> {
+    clearInterval(timer);
+    await beating;
+  };
+}
+
+/** I2, U2: one transaction merges the staged lines and drops them (I1: with the commit that merges them). */
+async function mergeLines(db: Database, organizationId: string, importId: string, staged: number) {
+  await analyzeIfStale(db, { organizationId }); // the merge's plans look orders up by key
+  return db.transaction(async (tx) => {
+    const lines = tableLines(importLinesTable(importId), staged);
+    const counts = await mergeStaged(tx, organizationId, importId, lines);
+    await dropImportLines(tx, importId);
+    return counts;
+  });
+}
+
+/**
+ * Reads the entries into the import's own table and merges them (I2, U2), or not when the file is
+ * refused (I1: `counts` undefined). On a server, an organization without orders gets them while the
+ * file is read (src/ingest/stream-merge.ts); otherwise one transaction merges them once read.
+ */
+async function readAndMerge(
+  db: Database,
+  job: { organizationId: string; importId: string },
+  batches: AsyncIterable<readonly ReadEntry[]>,
+  options: ImportOptions,
+  staging: { buffer?: StagingBuffer },
+): Promise<{ read: ReadLines; counts?: MergedCounts }> {
+  const read: ReadLines = { lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 };
+  const stopHeartbeat = startHeartbeat(db, job, read);
+  try {
+    return await readAndMergeLines(db, job, batches, options, staging, read);
+  } finally {
+    await stopHeartbeat();
+  }
+}
+
+async function readAndMergeLines(
+  db: Database,
+  job: { organizationId: string; importId: string },
+  batches: AsyncIterable<readonly ReadEntry[]>,
+  options: ImportOptions,
+  staging: { buffer?: StagingBuffer },
+  read: ReadLines,
+): Promise<{ read: ReadLines; counts?: MergedCounts }> {
+  const { organizationId, importId } = job;
+  // Created once the job is running, so that no recovery takes it for a killed import's.
+  const target = await createImportLines(db, importId, { byLine: db.engine === 'postgres' });
+  const refused = (): boolean => read.rejected > 0 && options.skipInvalid !== true;
+  const stage = async (onStored?: StoredListener) => {
+    staging.buffer = new StagingBuffer(db, target, onStored);
+    await stageEntries(db, batches, staging.buffer, read, options.onProgress);
+    return { staged: read.staged, refused: refused() };
+  };
+  const streamed =
+    db.engine === 'postgres'
+      ? await streamIntoEmpty(db, organizationId, importId, (lines) =>
+          stage((first, last) => (refused() ? lines.stop() : lines.stored(first, last))),
+        )
+      : undefined;
+  if (streamed === undefined) await stage();
+  if (refused()) return { read };
+  if (typeof streamed === 'object') return { read, counts: streamed };
+  return { read, counts: await mergeLines(db, organizationId, importId, read.staged) };
+}
 
 async function importEntries(
   db: Database,
@@ -250,7 +236,7 @@ async function importEntries(
   batches: AsyncIterable<readonly ReadEntry[]>,
   options: ImportOptions,
 ): Promise<ImportResult> {
-  // A killed import leaves its staged rows behind: its heartbeat has stopped (finding 7).
+  // A killed import leaves its staged lines behind: its heartbeat has stopped (finding 7).
   await recoverInterruptedImports(db, { organizationId });
   const importId = options.jobId ?? crypto.randomUUID();
   if (options.jobId) await markRunning(db, organizationId, importId);
@@ -262,65 +248,25 @@ async function importEntries(
       state: 'running',
       ...(options.fileName ? { fileName: options.fileName } : {}),
     });
-  const customerKey = customerKeyOf(db.secretKey); // U1: only the hash is staged, never the email
-  const staging = new StagingBuffer(db, organizationId, importId);
-  const progress = progressReporter(options.onProgress);
-  const errors: LineError[] = [];
-  let errorCount = 0;
-  let rejected = 0;
-  let lines = 0;
-  let merged = false;
+  const staging: { buffer?: StagingBuffer } = {};
   let finished = false;
-  const started = Date.now();
-  let beaten = started;
   try {
-    let slice = performance.now();
-    for await (const entries of batches) {
-      for (const entry of entries) {
-        progress(++lines);
-        // A batch is validated synchronously, which never lets the event loop serve a request: a
-        // chunk of tiny lines (`{}`, six errors each) would hold it for the whole chunk. Give it a
-        // turn every few milliseconds of work (/healthz stays fast during any import).
-        if (lines % 128 === 0 && performance.now() - slice >= SLICE_MS) {
-          await new Promise((resolve) => setImmediate(resolve));
-          slice = performance.now();
-        }
-        const validation =
-          'error' in entry
-            ? { ok: false as const, errors: [entry.error] }
-            : validateOrder(entry.record, customerKey);
-        if (!validation.ok) {
-          rejected++;
-          for (const error of validation.errors) {
-            if (errorCount++ < MAX_REPORTED_ERRORS) errors.push({ line: entry.line, ...error });
-          }
-          continue;
-        }
-        staging.add(entry.line, validation.order);
-        if (staging.full) await staging.flush();
-      }
-      if (Date.now() - beaten >= HEARTBEAT_MS) {
-        beaten = Date.now();
-        await beat(db, organizationId, importId, {
-          lines,
-          ordersPerSecond: Math.round((lines * 1000) / (beaten - started)),
-        });
-      }
-    }
-    await staging.finish();
-    if (rejected > 0 && options.skipInvalid !== true) {
+    const { read, counts } = await readAndMerge(db, { organizationId, importId }, batches, options, staging);
+    const { lines, rejected, errors, errorCount } = read;
+    if (counts === undefined) {
       const result = { imported: 0, updated: 0, rejected, errors, errorCount, refused: true };
       await finishJob(db, organizationId, importId, { state: 'refused', lines, ...result });
       finished = true;
       return result;
     }
-    const counts = await db.transaction((tx) => mergeStaged(tx, organizationId, importId));
-    merged = true;
     const result = { ...counts, rejected, errors, errorCount, refused: false };
     await finishJob(db, organizationId, importId, { state: 'succeeded', lines, ...result }).catch(
       () => undefined,
     );
     finished = true;
+    // PGlite runs no autovacuum: fresh statistics for the reports and the next merge.
+    if (db.engine === 'embedded')
+      await analyzeIfStale(db, { written: counts.imported + counts.updated }).catch(() => undefined);
     return result;
   } finally {
     if (!finished) {
@@ -328,14 +274,11 @@ async function importEntries(
         () => undefined,
       );
     }
-    // I1: a refused or failed import leaves nothing behind (best effort: the database may be gone;
-    // then the next import of the organization, or the next start, clears them: recoverInterruptedImports).
-    if (!merged) {
-      await staging.settle();
-      await discardStaged(db, organizationId, importId).catch(() => undefined);
-    }
-    // PGlite runs no autovacuum: reclaim the staged rows' space for the next import.
-    if (db.engine === 'embedded') await db.query('VACUUM import_staging').catch(() => undefined);
+    // I1: a refused or failed import leaves nothing behind (a merged one's table went with its
+    // commit). Best effort: the database may be gone; then the next import of the organization, or
+    // the next start, drops it (recoverInterruptedImports).
+    await staging.buffer?.settle();
+    await dropImportLines(db, importId).catch(() => undefined);
   }
 }
 

@@ -3,6 +3,7 @@
 // beats (lines read, rate); when it ends, the row holds its result. A job whose heartbeat stopped
 // was killed: it is marked failed ("interrompu") and what it staged is removed.
 import type { Queryable } from '../db/database.js';
+import { dropImportLines, importLinesTables } from './staging.js';
 
 export interface LineError {
   line: number;
@@ -223,5 +224,27 @@ export async function recoverInterruptedImports(
       [organizationId],
     );
   }
+  await dropDeadImportLines(db, organizationId);
   return stale.length;
+}
+
+/**
+ * Drops the tables of file imports that can no longer finish (I1): their job has ended, or, in
+ * the scope of every organization, is gone (its organization deleted). A file import creates its
+ * table once its job is running, so a live import's table always has a live job.
+ */
+async function dropDeadImportLines(db: Queryable, organizationId: string | null): Promise<void> {
+  const importIds = await importLinesTables(db);
+  if (importIds.length === 0) return;
+  const jobs = await db.query<{ id: string; live: boolean }>(
+    `SELECT id, state IN ('queued', 'running') AS live FROM import_jobs
+     WHERE ($2::bigint IS NULL OR organization_id = $2) AND id = ANY ($1::uuid[])`,
+    [importIds, organizationId],
+  );
+  const live = new Map(jobs.map((job) => [job.id, job.live]));
+  for (const importId of importIds) {
+    // In one organization's scope, another organization's imports are not seen: left alone.
+    const dead = live.get(importId) === false || (!live.has(importId) && organizationId === null);
+    if (dead) await dropImportLines(db, importId);
+  }
 }

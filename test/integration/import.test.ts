@@ -3,13 +3,16 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { engine, openTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
   importOrderFile,
   importOrderRecords,
   importOrderStream,
   refusalMessage,
+  STAGING_BATCH,
 } from '../../src/ingest/import.js';
+import { recoverInterruptedImports } from '../../src/ingest/jobs.js';
+import { createImportLines, importLinesTables } from '../../src/ingest/staging.js';
 import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
 import type { Database } from '../../src/db/database.js';
 import { customerIdentity, customerKeyOf } from '../../src/ingest/customer.js';
@@ -330,6 +333,149 @@ test('I2: when an order appears twice in a file the last line wins', async () =>
   );
 });
 
+test('I2: a file repeating an order into an organization that has orders: the last line wins', async () => {
+  await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'ann@example.fr' }),
+  ]);
+  const result = await importOrderRecords(db, org, [
+    order('1', '2026-01-03T00:00:00Z', { total: '1.00', customer_email: 'ben@example.fr' }),
+    order('2', '2026-01-02T00:00:00Z', { total: '2.00', customer_email: 'ann@example.fr' }),
+    order('1', '2026-01-04T00:00:00Z', { total: '3.00', customer_email: 'max@example.fr' }),
+    order('2', '2026-01-05T00:00:00Z', { total: '4.00', customer_email: 'ann@example.fr' }),
+  ]);
+  assert.deepEqual([result.imported, result.updated], [1, 1]);
+  assert.deepEqual(
+    (await storedOrders()).map((o) => [o.id, o.total, o.created_at, o.customer]),
+    [
+      ['1', '3.00', '2026-01-04T00:00:00.000Z', 'max@example.fr'],
+      ['2', '4.00', '2026-01-05T00:00:00.000Z', 'ann@example.fr'],
+    ],
+  );
+  // U2: ann's first order moved to her remaining one, ben never had one, max has his.
+  assert.deepEqual(await firstOrders(), {
+    'ann@example.fr': '2026-01-05T00:00:00.000Z',
+    'max@example.fr': '2026-01-04T00:00:00.000Z',
+  });
+});
+
+/** `count` orders, one a line, then `tail`: enough lines for several COPY batches (STAGING_BATCH). */
+async function* manyOrders(count: number, tail: Record<string, unknown>[] = []) {
+  for (let i = 1; i <= count; i++)
+    yield order(`m${i}`, '2026-02-01T00:00:00Z', { customer_email: i % 2 ? 'zoe@example.fr' : undefined });
+  yield* tail;
+}
+
+test('I2, U2: an order repeated in another staging batch of the file: the last line wins, first orders exact', async () => {
+  // On a PostgreSQL server the first batches go into orders while the rest is read: the repeat
+  // makes that transaction roll back, and the file is merged once read.
+  const result = await importOrderRecords(
+    db,
+    org,
+    manyOrders(STAGING_BATCH + 10, [
+      order('m1', '2026-01-15T00:00:00Z', { total: '7.00', customer_email: 'ben@example.fr' }),
+    ]),
+  );
+  assert.deepEqual([result.imported, result.updated, result.rejected], [STAGING_BATCH + 10, 0, 0]);
+  const [first] = await db.query<{ total: string; created_at: Date }>(
+    `SELECT total, created_at FROM orders WHERE organization_id = $1 AND external_id = 'm1'`,
+    [org],
+  );
+  assert.deepEqual([first?.total, first?.created_at.toISOString()], ['7.00', '2026-01-15T00:00:00.000Z']);
+  assert.deepEqual(await firstOrders(), {
+    'ben@example.fr': '2026-01-15T00:00:00.000Z',
+    'zoe@example.fr': '2026-02-01T00:00:00.000Z',
+  });
+  assert.deepEqual(await importLinesTables(db), [], 'the staged lines are dropped');
+});
+
+async function dataVersion(organizationId = org): Promise<string> {
+  const [row] = await db.query<{ data_version: string }>(
+    'SELECT data_version FROM organizations WHERE id = $1',
+    [organizationId],
+  );
+  return String(row?.data_version);
+}
+
+/** Whether another session holds orders' write lock (a server's import writing into it), within a second. */
+async function ordersBeingWritten(): Promise<boolean> {
+  for (let waited = 0; waited < 1000; waited += 20) {
+    const locks = await db.query(
+      `SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+       WHERE d.datname = current_database() AND l.relation = 'orders'::regclass
+         AND l.mode = 'RowExclusiveLock' AND l.pid <> pg_backend_pid()`,
+    );
+    if (locks.length > 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
+test('I1: a file refused after batches were stored (on a server: written) leaves nothing, data version included', async () => {
+  const before = await dataVersion();
+  let midImport: string | undefined;
+  let written: boolean | undefined;
+  async function* lines() {
+    yield* manyOrders(2 * STAGING_BATCH);
+    midImport = await dataVersion(); // the first batch is stored by now
+    if (engine === 'postgres') written = await ordersBeingWritten();
+    yield { ...order('bad', '2026-02-01T00:00:00Z'), total: '-1' };
+    yield* manyOrders(10);
+  }
+  const result = await importOrderRecords(db, org, lines());
+  assert.equal(result.refused, true);
+  assert.deepEqual(result.errors, [
+    {
+      line: 2 * STAGING_BATCH + 1,
+      field: 'total',
+      message: 'montant invalide « -1 » : nombre décimal ≥ 0 avec au plus 2 décimales attendu',
+    },
+  ]);
+  if (engine === 'postgres') assert.equal(written, true, 'its first batch was going into orders');
+  for (const table of ['orders', 'stores', 'customer_first_orders'])
+    assert.equal(await count(table), 0, table);
+  assert.deepEqual([midImport, await dataVersion()], [before, before]);
+  assert.deepEqual(await importLinesTables(db), []);
+});
+
+test('data_version: an import moves it when it commits, not before (other sessions never see it early)', async () => {
+  const before = await dataVersion();
+  let midImport: string | undefined;
+  async function* lines() {
+    yield* manyOrders(2 * STAGING_BATCH);
+    midImport = await dataVersion();
+  }
+  await importOrderRecords(db, org, lines());
+  assert.equal(midImport, before);
+  assert.ok(BigInt(await dataVersion()) > BigInt(before));
+});
+
+test('data_version: one move per organization and transaction; a savepoint rolled back takes its move back (migration 009)', async () => {
+  const other = await createOrganization();
+  const [orgBefore, otherBefore] = [BigInt(await dataVersion()), BigInt(await dataVersion(other))];
+  const store = (organizationId: string, address: string) => ({
+    sql: 'INSERT INTO stores (organization_id, address) VALUES ($1, $2)',
+    params: [organizationId, address],
+  });
+  await db.transaction(async (tx) => {
+    for (const address of ['https://a.example', 'https://b.example']) {
+      const { sql, params } = store(org, address);
+      await tx.query(sql, params);
+    }
+    await tx.query('SAVEPOINT one');
+    await tx.query(store(other, 'https://c.example').sql, store(other, 'https://c.example').params);
+    await tx.query('ROLLBACK TO SAVEPOINT one');
+    await tx.query(store(other, 'https://d.example').sql, store(other, 'https://d.example').params);
+    await tx.query(`DELETE FROM stores WHERE organization_id = $1 AND address = 'https://a.example'`, [org]);
+  });
+  assert.deepEqual(
+    [BigInt(await dataVersion()) - orgBefore, BigInt(await dataVersion(other)) - otherBefore],
+    [1n, 1n],
+  );
+  // The next transaction moves it again.
+  await db.query(store(org, 'https://e.example').sql, store(org, 'https://e.example').params);
+  assert.equal(BigInt(await dataVersion()) - orgBefore, 2n);
+});
+
 test('U2, S1: an earliest order with an excluded status is not a first order', async () => {
   await importOrderRecords(db, org, [
     order('1', '2026-01-01T00:00:00Z', { customer_email: 'eve@example.fr', status: 'cancelled' }),
@@ -440,6 +586,31 @@ test('I1, finding 7: staged rows of a killed import (its heartbeat stopped) are 
     ['failed', 'running'],
   );
   assert.equal(jobs.filter((j) => j.state === 'succeeded').length, 1, 'the import itself is a job');
+  assert.equal(await count('orders'), 1);
+});
+
+test('I1, finding 7: the staging table of a killed import (its heartbeat stopped) is dropped by the next import; a live one keeps its table', async () => {
+  const job = (importId: string, silentFor: string) =>
+    db.query(
+      `INSERT INTO import_jobs (id, organization_id, origin, state, heartbeat_at)
+       VALUES ($1, $2, 'cli', 'running', now() - $3::interval)`,
+      [importId, org, silentFor],
+    );
+  const killed = '00000000-0000-4000-8000-0000000000a1';
+  const live = '00000000-0000-4000-8000-0000000000a2';
+  const jobless = '00000000-0000-4000-8000-0000000000a3';
+  await job(killed, '5 minutes');
+  await job(live, '1 second');
+  for (const importId of [killed, live, jobless]) await createImportLines(db, importId, { byLine: false });
+  await importOrderRecords(db, org, [order('1', '2026-01-01T00:00:00Z')]);
+  // One organization's import leaves alone what it cannot tell is dead: a table without a job.
+  assert.deepEqual((await importLinesTables(db)).sort(), [live, jobless]);
+  // The server's start (every organization): a table whose job is gone goes too.
+  await recoverInterruptedImports(db, { everyJob: false });
+  assert.deepEqual(await importLinesTables(db), [live]);
+  await db.query(`UPDATE import_jobs SET state = 'succeeded' WHERE id = $1`, [live]);
+  await recoverInterruptedImports(db, { organizationId: org });
+  assert.deepEqual(await importLinesTables(db), []);
   assert.equal(await count('orders'), 1);
 });
 

@@ -6,7 +6,8 @@
 import type { Database, Queryable } from '../../db/database.js';
 import { refreshFirstOrders } from '../../metrics/first-orders.js';
 import { customerKeyOf } from '../customer.js';
-import { StagingBuffer, discardStaged, mergeStaged } from '../import.js';
+import { discardStaged, lockOrganization, mergeStaged, sharedLines } from '../merge.js';
+import { StagingBuffer, sharedStaging } from '../staging.js';
 import { validateOrder } from '../validate-order.js';
 import type { OrderLine, UnmappedOrder } from './connector.js';
 
@@ -85,7 +86,7 @@ export async function writeChanges(
   andThen: (tx: Queryable, rejected: readonly UnmappedOrder[]) => Promise<void>,
 ): Promise<Written> {
   const customerKey = customerKeyOf(db.secretKey);
-  const staging = new StagingBuffer(db, connection.organizationId, jobId);
+  const staging = new StagingBuffer(db, sharedStaging(connection.organizationId, jobId));
   const rejected: UnmappedOrder[] = [];
   let staged = 0;
   for (const line of changes.lines) {
@@ -102,6 +103,8 @@ export async function writeChanges(
     await staging.finish();
     const counts = await db.transaction(async (tx) => {
       await fence(tx, connection.id, owner);
+      // Every writer of an organization's orders locks its row first (src/ingest/merge.ts).
+      await lockOrganization(tx, connection.organizationId);
       const removed =
         changes.gone.length > 0
           ? await removeStoreOrders(tx, connection.organizationId, connection.storeId, jobId, changes.gone)
@@ -115,7 +118,8 @@ export async function writeChanges(
           [connection.organizationId, jobId],
         );
         if (row?.n !== staged) throw new Error(`lignes préparées disparues (${row?.n ?? 0} sur ${staged})`);
-        result = await mergeStaged(tx, connection.organizationId, jobId);
+        result = await mergeStaged(tx, connection.organizationId, jobId, sharedLines(staged));
+        await discardStaged(tx, connection.organizationId, jobId);
       } else if (removed > 0) {
         await refreshFirstOrders(tx, connection.organizationId, { customersOfImport: jobId });
         await discardStaged(tx, connection.organizationId, jobId);

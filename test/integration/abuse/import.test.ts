@@ -11,6 +11,8 @@ import { openDatabase } from '../../../src/db/database.js';
 import { createOrganization, type Organization } from '../../../src/domain/organizations.js';
 import { addUserToOrganization } from '../../../src/domain/users.js';
 import { importOrderFile, importOrderStream, MAX_REPORTED_ERRORS } from '../../../src/ingest/import.js';
+import { recoverInterruptedImports } from '../../../src/ingest/jobs.js';
+import { importLinesTables } from '../../../src/ingest/staging.js';
 import { freshConfig, testOn } from '../../helpers/database.js';
 import { BIN, runCli, startServer } from '../../helpers/processes.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
@@ -343,11 +345,78 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
           assert.match(jobs[0]?.message ?? '', /interrompu/);
           const orders = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
           assert.equal(orders[0]?.n, 0, 'I1: nothing imported');
+          assert.deepEqual(await importLinesTables(db), [], 'its staging table is gone');
         } finally {
           await db.close();
         }
         assert.ok(startMs < 20_000, `start after the crash took ${startMs.toFixed(0)} ms`);
       } finally {
+        await drop();
+      }
+    },
+  );
+
+  testOn(
+    'postgres',
+    'finding 7, I1: an import killed while its orders go in writes nothing; its staging table goes with the next import',
+    async () => {
+      const { config, drop } = await freshConfig();
+      const env = { DATABASE_URL: config.databaseUrl ?? '', SECRET_KEY: config.secretKey.toString('hex') };
+      const db = await openDatabase(config, { role: 'cli' });
+      try {
+        const cli = async (...args: string[]) => {
+          const result = await runCli([...args, '--json'], env);
+          assert.equal(result.code, 0, result.stderr);
+        };
+        await cli('migrate');
+        await cli('org', 'create', '--name', 'Tuée');
+        const file = path.join(os.tmpdir(), `killed-${process.pid}.ndjson`);
+        const out = fs.createWriteStream(file);
+        for (let i = 0; i < 300_000; i++)
+          out.write(
+            `${JSON.stringify({ ...VALID, id: `k-${i}`, customer_email: `c${i % 5000}@example.com` })}\n`,
+          );
+        await new Promise((r) => out.end(r));
+        const child = spawn(process.execPath, [BIN, 'import', '--org', 'tuee', file], {
+          env: { ...process.env, ...env },
+          stdio: 'ignore',
+        });
+        // Killed once orders are being written: its transaction holds their table's write lock.
+        const writing = async () =>
+          (
+            await db.query(
+              `SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+               WHERE d.datname = current_database() AND l.relation = 'orders'::regclass
+                 AND l.mode = 'RowExclusiveLock' AND l.pid <> pg_backend_pid()`,
+            )
+          ).length > 0;
+        for (let waited = 0; !(await writing()); waited += 50) {
+          assert.ok(waited < 30_000, 'the import runs');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        child.kill('SIGKILL');
+        await new Promise((r) => child.once('exit', r));
+        fs.rmSync(file, { force: true });
+        const count = async (sql: string) => (await db.query<{ n: number }>(sql))[0]?.n;
+        // The server ends the killed command's transaction: nothing of it is visible.
+        const killedTransactions = `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND state LIKE '%transaction%'`;
+        for (let waited = 0; (await count(killedTransactions)) !== 0; waited += 50) {
+          assert.ok(waited < 10_000, 'the killed transaction ends');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.equal(await count('SELECT count(*)::int AS n FROM orders'), 0, 'I1: nothing imported');
+        assert.equal(await count('SELECT count(*)::int AS n FROM stores'), 0);
+        assert.equal((await importLinesTables(db)).length, 1, 'its staged lines wait for a recovery');
+        // A minute later its heartbeat is stale: the organization's next import recovers it.
+        await db.query(`UPDATE import_jobs SET heartbeat_at = now() - interval '5 minutes'`);
+        const [org] = await db.query<{ id: string }>(`SELECT id FROM organizations WHERE slug = 'tuee'`);
+        await recoverInterruptedImports(db, { organizationId: org?.id ?? '' });
+        assert.deepEqual(await importLinesTables(db), []);
+        const [job] = await db.query<{ state: string }>('SELECT state FROM import_jobs');
+        assert.equal(job?.state, 'failed');
+      } finally {
+        await db.close();
         await drop();
       }
     },

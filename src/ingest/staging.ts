@@ -1,0 +1,212 @@
+// Where an import's valid lines wait until its merge (I1: nothing reaches orders before it).
+// A file import stages into a table of its own, `import_lines_<import id>`: UNLOGGED, without an
+// index, without the organization and import id on every row, and dropped at once when the import
+// ends, whatever its size; a killed import's table is dropped by recoverInterruptedImports. The
+// store connector's pages, small and frequent, share import_staging instead (a table a page would
+// churn the catalogue, which PGlite never vacuums).
+import type { Database, Queryable } from '../db/database.js';
+import type { OrderRecord } from './validate-order.js';
+
+/** Orders a COPY batch holds (a few megabytes of text). */
+export const STAGING_BATCH = 10_000;
+
+/** The staged columns after the line number, in the order a staged row writes them. */
+export const ORDER_COLUMNS = [
+  'store_address',
+  'external_id',
+  'created_at',
+  'status',
+  'billing_country',
+  'customer',
+  'items',
+  'total',
+  'tax_total',
+  'shipping_total',
+  'fee_total',
+  'refund_total',
+  'refund_tax',
+  'refund_shipping',
+] as const;
+
+const COPY_SPECIAL = /[\\\t\n\r]/g;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+const NULL = '\\N';
+
+/**
+ * A value as a field of COPY's text format: \N for NULL; a backslash, tab, newline or carriage
+ * return escaped (any other character, Unicode included, stands for itself; NUL never passes
+ * validation).
+ */
+export function copyField(value: unknown): string {
+  if (value === null || value === undefined) return NULL;
+  const text = String(value);
+  return text.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c);
+}
+
+/**
+ * One order as a row of COPY's text format, in ORDER_COLUMNS' order after its line. Only the
+ * free texts are escaped: validation leaves the others nothing COPY reads specially (digits,
+ * ISO instants, two letters, a hex hash), which saves a scan of every field of every line (I3).
+ */
+export function stagedRow(line: number, o: OrderRecord): string {
+  return `${line}\t${copyField(o.storeAddress)}\t${copyField(o.externalId)}\t${o.createdAt}\t${copyField(o.status)}\t${o.billingCountry ?? NULL}\t${o.customer ?? NULL}\t${o.items}\t${o.total}\t${o.taxTotal}\t${o.shippingTotal}\t${o.feeTotal}\t${o.refundTotal}\t${o.refundTax}\t${o.refundShipping}\n`;
+}
+
+/** Where staged rows go: a COPY statement, and what each row starts with before its line. */
+export interface StagingTarget {
+  readonly copy: string;
+  readonly rowPrefix: string;
+}
+
+/** import_staging, shared by the connector's pages: rows carry their organization and import. */
+export function sharedStaging(organizationId: string, importId: string): StagingTarget {
+  return {
+    copy: `COPY import_staging (organization_id, import_id, line, ${ORDER_COLUMNS.join(', ')}) FROM STDIN`,
+    rowPrefix: `${copyField(organizationId)}\t${copyField(importId)}\t`,
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const LINES_TABLE = /^import_lines_([0-9a-f]{32})$/;
+
+/**
+ * The name of an import's own table. The import id is a UUID this service generated; it is checked
+ * anyway, since it becomes an identifier (never text from a request).
+ */
+export function importLinesTable(importId: string): string {
+  if (!UUID.test(importId)) throw new Error(`identifiant d'import inattendu : ${importId.slice(0, 40)}`);
+  return `import_lines_${importId.replaceAll('-', '')}`;
+}
+
+/** The import id a table name stands for, or undefined for any other table. */
+export function importIdOfTable(table: string): string | undefined {
+  const hex = LINES_TABLE.exec(table)?.[1];
+  if (hex === undefined) return undefined;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Creates an import's own table (see the file's header) and returns where to COPY its rows.
+ * `byLine`: with an index on the line number, for a merge that reads the lines batch by batch
+ * (src/ingest/stream-merge.ts); line numbers only grow, so it costs little.
+ */
+export async function createImportLines(
+  db: Queryable,
+  importId: string,
+  options: { byLine: boolean },
+): Promise<StagingTarget> {
+  const table = importLinesTable(importId);
+  // Scratch rows, read once: no autovacuum pass over them while the import runs.
+  await db.query(
+    `CREATE UNLOGGED TABLE ${table} (line integer NOT NULL,
+       ${ORDER_COLUMNS.map((column) => `${column} ${COLUMN_TYPES[column]}`).join(', ')})
+     WITH (autovacuum_enabled = false)`,
+  );
+  if (options.byLine) await db.query(`CREATE INDEX ON ${table} (line)`);
+  return { copy: `COPY ${table} (line, ${ORDER_COLUMNS.join(', ')}) FROM STDIN`, rowPrefix: '' };
+}
+
+const AMOUNT = 'numeric(16, 2) NOT NULL';
+// As in import_staging (migration 001, 004): the database checks the types once more.
+const COLUMN_TYPES: Record<(typeof ORDER_COLUMNS)[number], string> = {
+  store_address: 'text NOT NULL',
+  external_id: 'text NOT NULL',
+  created_at: 'timestamptz NOT NULL',
+  status: 'text NOT NULL',
+  billing_country: 'text',
+  customer: 'text',
+  items: 'integer NOT NULL',
+  total: AMOUNT,
+  tax_total: AMOUNT,
+  shipping_total: AMOUNT,
+  fee_total: AMOUNT,
+  refund_total: AMOUNT,
+  refund_tax: AMOUNT,
+  refund_shipping: AMOUNT,
+};
+
+export async function dropImportLines(db: Queryable, importId: string): Promise<void> {
+  await db.query(`DROP TABLE IF EXISTS ${importLinesTable(importId)}`);
+}
+
+/** Every import's own table there is, by import id (recoverInterruptedImports drops the dead ones'). */
+export async function importLinesTables(db: Queryable): Promise<string[]> {
+  const rows = await db.query<{ tablename: string }>(
+    `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'import\\_lines\\_%'`,
+  );
+  return rows.flatMap((row) => importIdOfTable(row.tablename) ?? []);
+}
+
+/** Told, in file order, that the lines from `first` to `last` are stored (committed). */
+export type StoredListener = (first: number, last: number) => void;
+
+/** A batch's first buffer: about what STAGING_BATCH ordinary rows take. */
+const BATCH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Valid orders as COPY text, at most STAGING_BATCH of them, and the previous batch's COPY still
+ * running: reading and validating the next batch overlaps with the database storing the last one.
+ * Rows are written into a buffer as UTF-8 as they come: no batch-sized string is ever built, then
+ * encoded (I3: a million lines are a few hundred megabytes of text).
+ */
+export class StagingBuffer {
+  private batch = Buffer.allocUnsafe(BATCH_BYTES);
+  private bytes = 0;
+  private rows = 0;
+  private firstLine = 0;
+  private lastLine = 0;
+  private inFlight: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly target: StagingTarget,
+    private readonly onStored?: StoredListener,
+  ) {}
+
+  get full(): boolean {
+    return this.rows >= STAGING_BATCH;
+  }
+
+  add(line: number, order: OrderRecord): void {
+    if (this.rows === 0) this.firstLine = line;
+    this.lastLine = line;
+    const row = this.target.rowPrefix + stagedRow(line, order);
+    // A UTF-16 code unit takes 3 bytes of UTF-8 at most.
+    if (this.bytes + 3 * row.length > this.batch.length) this.grow(3 * row.length);
+    this.bytes += this.batch.write(row, this.bytes);
+    this.rows++;
+  }
+
+  private grow(needed: number): void {
+    const larger = Buffer.allocUnsafe(Math.max(2 * this.batch.length, this.bytes + needed));
+    this.batch.copy(larger, 0, 0, this.bytes);
+    this.batch = larger;
+  }
+
+  /** Starts this batch's COPY once the previous one has ended (its failure is thrown here). */
+  async flush(): Promise<void> {
+    await this.inFlight;
+    if (this.rows === 0) return;
+    const [first, last] = [this.firstLine, this.lastLine];
+    const data = this.batch.subarray(0, this.bytes);
+    const copy = this.db.copyIn(this.target.copy, data).then(() => this.onStored?.(first, last));
+    copy.catch(() => undefined); // awaited by the next flush or by finish()
+    this.inFlight = copy;
+    // A new buffer: the COPY under way still reads the last one.
+    this.batch = Buffer.allocUnsafe(BATCH_BYTES);
+    this.bytes = 0;
+    this.rows = 0;
+  }
+
+  /** Every batch stored. */
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.inFlight;
+    this.inFlight = undefined;
+  }
+
+  /** Waits for the running COPY, if any, whatever its outcome (before its rows are discarded). */
+  async settle(): Promise<void> {
+    await this.inFlight?.catch(() => undefined);
+  }
+}

@@ -1,0 +1,54 @@
+// Statistics of the tables an import writes. PGlite runs no autovacuum, and a server's comes up
+// to a minute after a large import, or never for an organization that is a small part of a large
+// table. Until then the planner may count no order for an organization that has a million, and
+// the plans of a merge into it (src/ingest/merge.ts: the customers of replaced orders, their first
+// orders) look each order up by scanning all of the organization's: quadratic.
+import type { Queryable } from '../db/database.js';
+
+const ORDERS_CHANGES = `SELECT c.reltuples::float8 AS rows, coalesce(s.n_mod_since_analyze, 0)::float8 AS changed
+  FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = 'orders'::regclass`;
+
+/** autovacuum's own rule: more than 10% of the table changed since its last ANALYZE. */
+async function muchChanged(db: Queryable, written: number): Promise<boolean> {
+  const [orders] = await db.query<{ rows: number; changed: number }>(ORDERS_CHANGES);
+  return orders !== undefined && written + orders.changed > 50 + 0.1 * Math.max(orders.rows, 0);
+}
+
+/** Past this many, the planner sees an organization worth looking up by key whatever the truth. */
+const SEEN_AS_LARGE = 10_000;
+
+/**
+ * Whether the planner counts ten times fewer orders for the organization than it has: counted up
+ * to that point only (an index range of SEEN_AS_LARGE × 10 entries at most).
+ */
+async function underestimated(db: Queryable, organizationId: string): Promise<boolean> {
+  const [plan] = await db.query<{ 'QUERY PLAN': { Plan?: { 'Plan Rows'?: number } }[] }>(
+    'EXPLAIN (FORMAT JSON) SELECT 1 FROM orders WHERE organization_id = $1',
+    [organizationId],
+  );
+  const estimated = plan?.['QUERY PLAN'][0]?.Plan?.['Plan Rows'] ?? 0;
+  if (estimated >= SEEN_AS_LARGE) return false;
+  const bound = 10 * Math.max(estimated, 100);
+  const [found] = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM (SELECT 1 FROM orders WHERE organization_id = $1 LIMIT $2) o',
+    [organizationId, bound + 1],
+  );
+  return (found?.n ?? 0) > bound;
+}
+
+/**
+ * Refreshes the statistics of orders and first orders when much of them changed since the last
+ * time (`written`: rows just committed, which the counters may not have yet), or when they miss
+ * `organizationId`'s orders. Outside any transaction: ANALYZE holds its lock until the end of the
+ * one it runs in.
+ */
+export async function analyzeIfStale(
+  db: Queryable,
+  options: { written?: number; organizationId?: string } = {},
+): Promise<boolean> {
+  const stale =
+    (await muchChanged(db, options.written ?? 0)) ||
+    (options.organizationId !== undefined && (await underestimated(db, options.organizationId)));
+  if (stale) await db.query('ANALYZE orders, customer_first_orders');
+  return stale;
+}

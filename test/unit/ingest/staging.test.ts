@@ -1,0 +1,88 @@
+// COPY's text format (the import's bulk path): every value goes in as exactly one field.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Database } from '../../../src/db/database.js';
+import {
+  STAGING_BATCH,
+  StagingBuffer,
+  copyField,
+  importIdOfTable,
+  importLinesTable,
+  stagedRow,
+} from '../../../src/ingest/staging.js';
+import type { OrderRecord } from '../../../src/ingest/validate-order.js';
+
+test('copyField: NULL is \\N; backslash, tab, line feed and carriage return are escaped; the rest is literal', () => {
+  assert.equal(copyField(null), '\\N');
+  assert.equal(copyField(undefined), '\\N');
+  assert.equal(copyField('\\N'), '\\\\N');
+  assert.equal(copyField('a\tb\nc\rd\\e'), 'a\\tb\\nc\\rd\\\\e');
+  assert.equal(copyField(`quotes "x" 'y', commas; café ✓ 😀`), `quotes "x" 'y', commas; café ✓ 😀`);
+  assert.equal(copyField(42), '42');
+  assert.equal(copyField('12.30'), '12.30');
+});
+
+const ORDER: OrderRecord = {
+  storeAddress: 'https://s.example/a\tb',
+  externalId: 'x\\1',
+  createdAt: '2026-03-01T23:30:00+01:00',
+  status: 'en cours\n✓',
+  billingCountry: null,
+  customer: 'ab'.repeat(32),
+  items: 2,
+  total: '12.30',
+  taxTotal: '0.00',
+  shippingTotal: '1.00',
+  feeTotal: '0.00',
+  refundTotal: '0.00',
+  refundTax: '0.00',
+  refundShipping: '0.00',
+};
+
+test('stagedRow: one line of 15 fields, free texts escaped, NULL as \\N', () => {
+  assert.equal(
+    stagedRow(7, ORDER),
+    `7\thttps://s.example/a\\tb\tx\\\\1\t2026-03-01T23:30:00+01:00\ten cours\\n✓\t\\N\t${'ab'.repeat(32)}\t2\t12.30\t0.00\t1.00\t0.00\t0.00\t0.00\t0.00\n`,
+  );
+});
+
+test('StagingBuffer: each batch is the rows in UTF-8, past its first buffer too, and says which lines it stored', async () => {
+  const copies: { sql: string; data: string }[] = [];
+  const db = {
+    copyIn: async (sql: string, data: string | Buffer) => {
+      copies.push({ sql, data: Buffer.isBuffer(data) ? data.toString('utf8') : data });
+    },
+  } as unknown as Database;
+  const stored: [number, number][] = [];
+  const staging = new StagingBuffer(db, { copy: 'COPY t FROM STDIN', rowPrefix: 'p\t' }, (first, last) =>
+    stored.push([first, last]),
+  );
+  // Rows of 2,000 Unicode characters: a batch needs far more than the first 4 MiB buffer.
+  const wide = { ...ORDER, status: 'é😀'.repeat(700) };
+  const expected: string[] = [];
+  for (let line = 1; line <= STAGING_BATCH + 3; line++) {
+    staging.add(line, wide);
+    expected.push(`p\t${stagedRow(line, wide)}`);
+    if (staging.full) await staging.flush();
+  }
+  await staging.finish();
+  assert.deepEqual(
+    copies.map((c) => c.sql),
+    ['COPY t FROM STDIN', 'COPY t FROM STDIN'],
+  );
+  assert.equal(copies[0]?.data, expected.slice(0, STAGING_BATCH).join(''));
+  assert.equal(copies[1]?.data, expected.slice(STAGING_BATCH).join(''));
+  assert.deepEqual(stored, [
+    [1, STAGING_BATCH],
+    [STAGING_BATCH + 1, STAGING_BATCH + 3],
+  ]);
+});
+
+test('an import table is named from its UUID, and only such a name gives one back', () => {
+  const id = '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
+  assert.equal(importLinesTable(id), 'import_lines_0f1e2d3c4b5a49688776a5b4c3d2e1f0');
+  assert.equal(importIdOfTable(importLinesTable(id)), id);
+  for (const other of ['import_staging', 'import_lines_x', `import_lines_${'0'.repeat(31)}`])
+    assert.equal(importIdOfTable(other), undefined, other);
+  assert.throws(() => importLinesTable('1; DROP TABLE orders'));
+});
