@@ -12,8 +12,12 @@ export async function addStore(db: Queryable, organizationId: string, rawAddress
     );
   }
   const address = normalizeStoreAddress(rawAddress);
+  // The organization's row is locked before the store is written, as an import's merge does
+  // (src/ingest/merge.ts): a store added while an import writes the same address waits for it
+  // and finds the store there, instead of the two waiting for each other (a deadlock).
   const rows = await db.query(
-    `INSERT INTO stores (organization_id, address) VALUES ($1, $2)
+    `WITH organization AS (SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE)
+     INSERT INTO stores (organization_id, address) SELECT id, $2 FROM organization
      ON CONFLICT (organization_id, address) DO NOTHING RETURNING id`,
     [organizationId, address],
   );

@@ -14,6 +14,7 @@ import {
 import { recoverInterruptedImports } from '../../src/ingest/jobs.js';
 import { createImportLines, importLinesTables } from '../../src/ingest/staging.js';
 import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
+import { addStore } from '../../src/domain/stores.js';
 import type { Database } from '../../src/db/database.js';
 import { customerIdentity, customerKeyOf } from '../../src/ingest/customer.js';
 
@@ -528,6 +529,29 @@ test('stores are connected on first sight, one store whatever its trailing slash
     stores.map((s) => s.address),
     ['https://known.example.fr', 'https://new.example.fr'],
   );
+});
+
+test('a store added while an import is to write the same address: neither fails, one store each (lock order)', async () => {
+  // On a server, a first import writes its orders (and their stores) while it reads; a store
+  // added meanwhile waited for the organization's row while holding its new store, which the
+  // import then waited for: a deadlock, one of the two aborted. Now both lock the row first.
+  let added: Promise<unknown> | undefined;
+  async function* lines() {
+    yield* manyOrders(2 * STAGING_BATCH);
+    if (engine === 'postgres') assert.equal(await ordersBeingWritten(), true);
+    // A store the import has not written yet, but will with its last line.
+    added = addStore(db, org, 'https://late.example.fr').catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the store add reaches its wait
+    yield order('last', '2026-02-02T00:00:00Z', { store: 'https://late.example.fr' });
+  }
+  const result = await importOrderRecords(db, org, lines());
+  assert.deepEqual([result.imported, result.refused], [2 * STAGING_BATCH + 1, false]);
+  const outcome = await added;
+  // It either came first (the import then found the store) or after (the store was there).
+  if (outcome instanceof Error) assert.equal((outcome as { code?: string }).code, 'CONFLICT', String(outcome));
+  else assert.equal(outcome, 'https://late.example.fr');
+  assert.equal(await count('stores'), 2);
+  assert.equal(await count('orders'), 2 * STAGING_BATCH + 1);
 });
 
 test("tenancy: one organization's import never touches another organization's rows", async () => {
