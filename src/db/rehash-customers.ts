@@ -7,7 +7,8 @@ import type { Database, Queryable } from './database.js';
 
 const BATCH = 5_000;
 
-// The next e-mails stored as customers after $2, in index order (orders_by_customer).
+// The next e-mails stored as customers after $2, in order. For orders, a scan of the organization's
+// orders each batch: orders_by_customer holds hashes (migration 010). Once, for old databases.
 const NEXT_EMAILS = {
   orders: `SELECT DISTINCT customer FROM orders
     WHERE organization_id = $1 AND customer IS NOT NULL AND customer > $2 AND customer LIKE '%@%'
@@ -20,7 +21,8 @@ const NEXT_EMAILS = {
 const REHASH = {
   orders: `UPDATE orders o SET customer = m.hash
     FROM unnest($2::text[], $3::text[]) AS m (email, hash)
-    WHERE o.organization_id = $1 AND o.customer = m.email`,
+    WHERE o.organization_id = $1 AND hashtextextended(o.customer, 0) = hashtextextended(m.email, 0)
+      AND o.customer = m.email`,
   // The earliest first order wins should the hash already be there.
   customer_first_orders: `WITH moved AS (
       DELETE FROM customer_first_orders f USING unnest($2::text[], $3::text[]) AS m (email, hash)

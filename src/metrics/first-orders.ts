@@ -19,16 +19,19 @@ const REFRESH_ALL = [
    GROUP BY o.customer`,
 ];
 
-// One lookup per touched customer on orders_by_customer (the earliest counted order is the first
-// index entry that passes the status test), then an upsert; a customer left with no counted order
-// (their only order replaced with another email or an excluded status) loses their row.
+// One lookup per touched customer on orders_by_customer (migration 010: by the customer's 64-bit
+// hash, then the customer itself), the earliest of their counted orders, then an upsert; a
+// customer left with no counted order (their only order replaced with another email or an
+// excluded status) loses their row.
 // Per-customer lookups and `= ANY (ARRAY(…))` keep the plan linear even when the statistics still
 // describe the tables as they were before the import.
 const REFRESH_IMPORT = `
   WITH firsts AS MATERIALIZED (
     SELECT c.customer,
       (SELECT min(o.created_at) FROM orders o
-       WHERE o.organization_id = $1 AND o.customer IS NOT NULL AND o.customer = c.customer AND ${COUNTED}
+       WHERE o.organization_id = $1 AND o.customer IS NOT NULL
+         AND hashtextextended(o.customer, 0) = hashtextextended(c.customer, 0) AND o.customer = c.customer
+         AND ${COUNTED}
       ) AS first_order_at
     FROM import_customers c
     WHERE c.organization_id = $1 AND c.import_id = $2
