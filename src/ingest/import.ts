@@ -192,42 +192,31 @@ async function readAndMerge(
   options: ImportOptions,
   staging: { buffer?: StagingBuffer },
 ): Promise<{ read: ReadLines; counts?: MergedCounts }> {
+  const { organizationId, importId } = job;
   const read: ReadLines = { lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 };
   const stopHeartbeat = startHeartbeat(db, job, read);
   try {
-    return await readAndMergeLines(db, job, batches, options, staging, read);
+    // Created once the job is running, so that no recovery takes it for a killed import's.
+    const target = await createImportLines(db, importId, { byLine: db.engine === 'postgres' });
+    const refused = (): boolean => read.rejected > 0 && options.skipInvalid !== true;
+    const stage = async (onStored?: StoredListener) => {
+      staging.buffer = new StagingBuffer(db, target, onStored);
+      await stageEntries(db, batches, staging.buffer, read, options.onProgress);
+      return { staged: read.staged, refused: refused() };
+    };
+    const streamed =
+      db.engine === 'postgres'
+        ? await streamIntoEmpty(db, organizationId, importId, (lines) =>
+            stage((first, last) => (refused() ? lines.stop() : lines.stored(first, last))),
+          )
+        : undefined;
+    if (streamed === undefined) await stage();
+    if (refused()) return { read };
+    if (typeof streamed === 'object') return { read, counts: streamed };
+    return { read, counts: await mergeLines(db, organizationId, importId, read.staged) };
   } finally {
     await stopHeartbeat();
   }
-}
-
-async function readAndMergeLines(
-  db: Database,
-  job: { organizationId: string; importId: string },
-  batches: AsyncIterable<readonly ReadEntry[]>,
-  options: ImportOptions,
-  staging: { buffer?: StagingBuffer },
-  read: ReadLines,
-): Promise<{ read: ReadLines; counts?: MergedCounts }> {
-  const { organizationId, importId } = job;
-  // Created once the job is running, so that no recovery takes it for a killed import's.
-  const target = await createImportLines(db, importId, { byLine: db.engine === 'postgres' });
-  const refused = (): boolean => read.rejected > 0 && options.skipInvalid !== true;
-  const stage = async (onStored?: StoredListener) => {
-    staging.buffer = new StagingBuffer(db, target, onStored);
-    await stageEntries(db, batches, staging.buffer, read, options.onProgress);
-    return { staged: read.staged, refused: refused() };
-  };
-  const streamed =
-    db.engine === 'postgres'
-      ? await streamIntoEmpty(db, organizationId, importId, (lines) =>
-          stage((first, last) => (refused() ? lines.stop() : lines.stored(first, last))),
-        )
-      : undefined;
-  if (streamed === undefined) await stage();
-  if (refused()) return { read };
-  if (typeof streamed === 'object') return { read, counts: streamed };
-  return { read, counts: await mergeLines(db, organizationId, importId, read.staged) };
 }
 
 async function importEntries(

@@ -548,7 +548,8 @@ test('a store added while an import is to write the same address: neither fails,
   assert.deepEqual([result.imported, result.refused], [2 * STAGING_BATCH + 1, false]);
   const outcome = await added;
   // It either came first (the import then found the store) or after (the store was there).
-  if (outcome instanceof Error) assert.equal((outcome as { code?: string }).code, 'CONFLICT', String(outcome));
+  if (outcome instanceof Error)
+    assert.equal((outcome as { code?: string }).code, 'CONFLICT', String(outcome));
   else assert.equal(outcome, 'https://late.example.fr');
   assert.equal(await count('stores'), 2);
   assert.equal(await count('orders'), 2 * STAGING_BATCH + 1);
@@ -636,6 +637,29 @@ test('I1, finding 7: the staging table of a killed import (its heartbeat stopped
   await recoverInterruptedImports(db, { organizationId: org });
   assert.deepEqual(await importLinesTables(db), []);
   assert.equal(await count('orders'), 1);
+});
+
+test('finding 7: a running import beats every 2 s even while no line arrives (a long merge is no killed import)', async () => {
+  const heartbeat = async () => {
+    const [job] = await db.query<{ heartbeat_at: Date; lines_read: number }>(
+      `SELECT heartbeat_at, lines_read FROM import_jobs WHERE organization_id = $1 AND state = 'running'`,
+      [org],
+    );
+    assert.ok(job, 'the import runs');
+    return job;
+  };
+  let beats: { heartbeat_at: Date; lines_read: number }[] = [];
+  async function* lines() {
+    yield order('1', '2026-01-01T00:00:00Z');
+    yield order('2', '2026-01-01T00:00:00Z');
+    beats = [await heartbeat()];
+    await new Promise((resolve) => setTimeout(resolve, 2_600)); // nothing read meanwhile
+    beats.push(await heartbeat());
+  }
+  await importOrderRecords(db, org, lines());
+  const [before, after] = beats;
+  assert.ok(after && before && after.heartbeat_at > before.heartbeat_at, 'it beat while waiting');
+  assert.equal(Number(after?.lines_read), 2, 'with the lines read so far');
 });
 
 test('importOrderStream reads CSV from any stream; a missing file is NOT_FOUND', async () => {

@@ -248,6 +248,27 @@ describe('issue 7: imports', () => {
   });
 });
 
+/**
+ * Migrates, creates the organization `tuee` and starts the CLI importing 300,000 orders into it
+ * from `file` (written first), for a test to kill.
+ */
+async function startLargeImport(env: Record<string, string>, file: string) {
+  const cli = async (...args: string[]) => {
+    const result = await runCli([...args, '--json'], env);
+    assert.equal(result.code, 0, result.stderr);
+  };
+  await cli('migrate');
+  await cli('org', 'create', '--name', 'Tuée');
+  const out = fs.createWriteStream(file);
+  for (let i = 0; i < 300_000; i++)
+    out.write(`${JSON.stringify({ ...VALID, id: `k-${i}`, customer_email: `c${i % 5000}@example.com` })}\n`);
+  await new Promise((r) => out.end(r));
+  return spawn(process.execPath, [BIN, 'import', '--org', 'tuee', file], {
+    env: { ...process.env, ...env },
+    stdio: 'ignore',
+  });
+}
+
 describe('issue 7, finding 7: browser imports are jobs', () => {
   test('finding 7: a large upload is answered at once with its job page, which shows progress then the result; another organization gets 404', async (t) => {
     const service = await startTestService();
@@ -307,23 +328,8 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
       const { config, drop } = await freshConfig();
       const env = { DATA_DIR: config.dataDir };
       try {
-        const cli = async (...args: string[]) => {
-          const result = await runCli([...args, '--json'], env);
-          assert.equal(result.code, 0, result.stderr);
-        };
-        await cli('migrate');
-        await cli('org', 'create', '--name', 'Tuée');
         const file = path.join(config.dataDir, '..', 'killed.ndjson');
-        const out = fs.createWriteStream(file);
-        for (let i = 0; i < 300_000; i++)
-          out.write(
-            `${JSON.stringify({ ...VALID, id: `k-${i}`, customer_email: `c${i % 5000}@example.com` })}\n`,
-          );
-        await new Promise((r) => out.end(r));
-        const child = spawn(process.execPath, [BIN, 'import', '--org', 'tuee', file], {
-          env: { ...process.env, ...env },
-          stdio: 'ignore',
-        });
+        const child = await startLargeImport(env, file);
         await new Promise((r) => setTimeout(r, 6_000)); // well into the file: rows are staged
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));
@@ -364,23 +370,8 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
       const env = { DATABASE_URL: config.databaseUrl ?? '', SECRET_KEY: config.secretKey.toString('hex') };
       const db = await openDatabase(config, { role: 'cli' });
       try {
-        const cli = async (...args: string[]) => {
-          const result = await runCli([...args, '--json'], env);
-          assert.equal(result.code, 0, result.stderr);
-        };
-        await cli('migrate');
-        await cli('org', 'create', '--name', 'Tuée');
         const file = path.join(os.tmpdir(), `killed-${process.pid}.ndjson`);
-        const out = fs.createWriteStream(file);
-        for (let i = 0; i < 300_000; i++)
-          out.write(
-            `${JSON.stringify({ ...VALID, id: `k-${i}`, customer_email: `c${i % 5000}@example.com` })}\n`,
-          );
-        await new Promise((r) => out.end(r));
-        const child = spawn(process.execPath, [BIN, 'import', '--org', 'tuee', file], {
-          env: { ...process.env, ...env },
-          stdio: 'ignore',
-        });
+        const child = await startLargeImport(env, file);
         // Killed once orders are being written: its transaction holds their table's write lock.
         const writing = async () =>
           (
