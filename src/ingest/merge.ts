@@ -2,11 +2,12 @@
 // the caller's. Two plans, chosen under the organization's row lock:
 // - an organization without any order yet (a first import, the largest ones) needs no upsert: the
 //   lines are inserted as they are, and its first orders computed from them;
-// - otherwise each order is upserted from its last line, the new ones folded into first orders and
-//   the customers of replaced orders recomputed.
-// A file rarely repeats an order: each plan first runs without removing repeated lines (which
-// sorts them all), under a savepoint; only when the database finds a repeat is it run again with
-// the last line of each order alone (I2).
+// - otherwise each order is upserted from its last line (an order the file gives as it is stored
+//   is left alone), the new ones folded into first orders and the customers of replaced orders
+//   recomputed.
+// A file rarely repeats an order, and keeping the last line of each sorts them all: the first
+// plan runs without it under a savepoint, and again with it only when the database reports a
+// repeat; the second counts repeated lines first (one pass), and keeps the last lines only then.
 import type { Queryable } from '../db/database.js';
 import { errorFields } from '../errors.js';
 import { FIRST_ORDERS_FROM, FOLD_NEW_ORDERS, refreshFirstOrders } from '../metrics/first-orders.js';
@@ -38,6 +39,9 @@ export const tableLines = (table: string, count: number): StagedLines => ({
 // that reads the lines gets $2 only when they refer to it.
 const paramsOf = (lines: StagedLines, organizationId: string, importId: string): string[] =>
   lines.byImport ? [organizationId, importId] : [organizationId];
+/** The same for a statement that refers to no parameter but the lines'. */
+const linesParams = (lines: StagedLines, organizationId: string, importId: string): string[] =>
+  lines.byImport ? [organizationId, importId] : [];
 
 export interface MergedCounts {
   /** New orders. */
@@ -88,8 +92,9 @@ export const insertOrdersOf = (from: string): string =>
   `INSERT INTO orders (${INSERTED_COLUMNS}) ${selectedColumns(from)}`;
 
 // U2, I2: the customers whose first orders may move later or vanish: those of the orders this
-// import replaces, before and after. Run before the upsert, which changes them. New orders can
-// only bring a first order earlier: the upsert folds them in itself (FOLD_NEW_ORDERS).
+// import replaces with another customer, instant or status (nothing else moves a first order),
+// before and after. Run before the upsert, which changes them. New orders can only bring a
+// first order earlier: the upsert folds them in itself (FOLD_NEW_ORDERS).
 // Each line looks its order up by its whole key (OFFSET 0 keeps that lookup a subquery of its own:
 // as a join, planners chose a partial key, filtering several orders a line).
 const rememberReplacedCustomers = (lines: StagedLines): string => `
@@ -99,29 +104,40 @@ const rememberReplacedCustomers = (lines: StagedLines): string => `
   CROSS JOIN LATERAL (
     SELECT o.customer FROM orders o
     WHERE o.organization_id = $1 AND o.store_id = st.id AND o.external_id = s.external_id
+      AND (o.customer, o.created_at, o.status) IS DISTINCT FROM (s.customer, s.created_at, s.status)
     OFFSET 0
   ) o
   CROSS JOIN LATERAL (VALUES (o.customer), (s.customer)) AS c (customer)
   WHERE c.customer IS NOT NULL
   ON CONFLICT DO NOTHING`;
 
-// I2: every order inserted or replaced in one statement; xmax = 0 tells a new row from a replaced one.
+/** The columns a replaced order takes from its line: all but its key. */
+const REPLACED_COLUMNS = ORDER_COLUMNS.slice(2);
+
+// I2: every order inserted or replaced in one statement; xmax = 0 tells a new row from a replaced
+// one. An order the file repeats as it is stored is left alone (no new row version, no index
+// entry, no data version bump): re-importing a whole export rewrites only what changed.
+// The lines hold each order once here (`repeats` keeps the last line of each otherwise): with
+// the WHERE below, the database would no longer report a second write of one order.
 const upsertLines = (lines: StagedLines, repeats: boolean): string => `
   WITH upserted AS (
     INSERT INTO orders (${INSERTED_COLUMNS}) ${selectedColumns(latest(lines, repeats))}
     ON CONFLICT (organization_id, store_id, external_id) DO UPDATE
-    SET ${ORDER_COLUMNS.slice(2)
-      .map((c) => `${c} = EXCLUDED.${c}`)
-      .join(', ')}, updated_at = now()
+    SET ${REPLACED_COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_at = now()
+    WHERE (${REPLACED_COLUMNS.map((c) => `orders.${c}`).join(', ')})
+      IS DISTINCT FROM (${REPLACED_COLUMNS.map((c) => `EXCLUDED.${c}`).join(', ')})
     RETURNING (xmax = 0) AS inserted, customer, created_at, status
   ), ${FOLD_NEW_ORDERS('upserted')}
-  SELECT (count(*) FILTER (WHERE inserted))::int AS imported,
-    (count(*) FILTER (WHERE NOT inserted))::int AS updated
-  FROM upserted`;
+  SELECT (count(*) FILTER (WHERE inserted))::int AS imported FROM upserted`;
 
-// What the database says when one statement writes an order twice: a unique key violated by a
-// plain INSERT, or an ON CONFLICT DO UPDATE reaching the same row twice.
-const REPEATED_ORDER_CODES = new Set(['23505', '21000']);
+// How many lines repeat an order of an earlier line (I2), in one pass over the lines.
+const repeatedLines = (lines: StagedLines): string => `
+  SELECT coalesce(sum(n - 1), 0)::int AS repeated FROM (
+    SELECT count(*) AS n FROM ${lines.from} s GROUP BY store_address, external_id HAVING count(*) > 1
+  ) g`;
+
+// What the database says when a plain INSERT writes an order twice: a unique key violated.
+export const UNIQUE_VIOLATION = '23505';
 
 /**
  * Runs `write` assuming no order is repeated; when the database finds one, undoes it (savepoint)
@@ -135,7 +151,7 @@ async function withoutRepeatsFirst<T>(tx: Queryable, write: (repeats: boolean) =
     return { result, repeats: false };
   } catch (error) {
     const code = errorFields(error).code;
-    if (code === undefined || !REPEATED_ORDER_CODES.has(code)) throw error;
+    if (code !== UNIQUE_VIOLATION) throw error;
     await tx.query('ROLLBACK TO SAVEPOINT without_repeats');
     return { result: await write(true), repeats: true };
   }
@@ -175,15 +191,18 @@ async function mergeIntoExisting(
   importId: string,
   lines: StagedLines,
 ): Promise<MergedCounts> {
-  await tx.query(rememberReplacedCustomers(lines), [organizationId, importId]);
   const params = paramsOf(lines, organizationId, importId);
-  const { result } = await withoutRepeatsFirst(tx, (repeated) =>
-    tx.query<MergedCounts & Record<string, unknown>>(upsertLines(lines, repeated), params),
+  const [found] = await tx.query<{ repeated: number }>(
+    repeatedLines(lines),
+    linesParams(lines, organizationId, importId),
   );
-  const [counts] = result;
+  const repeated = found?.repeated ?? 0;
+  await tx.query(rememberReplacedCustomers(lines), [organizationId, importId]);
+  const [counts] = await tx.query<{ imported: number }>(upsertLines(lines, repeated > 0), params);
   if (counts === undefined) throw new Error('merge returned no row');
   await refreshFirstOrders(tx, organizationId, { customersOfImport: importId });
-  return { imported: counts.imported, updated: counts.updated };
+  // Every order the file names that was not new existed: replaced, or already as the file says.
+  return { imported: counts.imported, updated: lines.count - repeated - counts.imported };
 }
 
 /** I2, U2: moves the staged lines into orders and keeps first orders current, in the caller's transaction. */

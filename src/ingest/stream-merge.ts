@@ -11,13 +11,18 @@
 import type { Database, Queryable } from '../db/database.js';
 import { errorFields } from '../errors.js';
 import { FIRST_ORDERS_FROM } from '../metrics/first-orders.js';
-import { connectStoresOf, hasOrders, insertOrdersOf, lockOrganization, type MergedCounts } from './merge.js';
+import {
+  UNIQUE_VIOLATION,
+  connectStoresOf,
+  hasOrders,
+  insertOrdersOf,
+  lockOrganization,
+  type MergedCounts,
+} from './merge.js';
 import { dropImportLines, importLinesTable } from './staging.js';
 
 // One batch of lines, read through the index on their numbers (createImportLines' byLine).
 const batchOf = (table: string): string => `(SELECT * FROM ${table} WHERE line BETWEEN $2 AND $3)`;
-
-const UNIQUE_VIOLATION = '23505';
 
 /** Inserts the stored lines into orders, batch after batch, in the import's open transaction. */
 export class LinesIntoOrders {

@@ -366,6 +366,69 @@ async function* manyOrders(count: number, tail: Record<string, unknown>[] = []) 
   yield* tail;
 }
 
+test('I2: a re-import rewrites only the orders that changed; the others, data version included, stay as they were', async () => {
+  await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'ann@example.fr' }),
+    order('2', '2026-01-02T00:00:00Z', { customer_email: 'ben@example.fr' }),
+  ]);
+  const written = async () =>
+    Object.fromEntries(
+      (
+        await db.query<{ id: string; updated_at: Date }>(
+          'SELECT external_id AS id, updated_at FROM orders WHERE organization_id = $1',
+          [org],
+        )
+      ).map((row) => [row.id, row.updated_at.toISOString()]),
+    );
+  const before = await written();
+  const version = await dataVersion();
+  const same = await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'ann@example.fr' }),
+    order('2', '2026-01-02T00:00:00Z', { customer_email: 'ben@example.fr' }),
+  ]);
+  assert.deepEqual([same.imported, same.updated], [0, 2], 'both orders were in the file');
+  assert.deepEqual(await written(), before, 'no order rewritten');
+  assert.equal(await dataVersion(), version, 'nothing changed: the snapshot and cache stay valid');
+  const changed = await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'ann@example.fr' }),
+    order('2', '2026-01-02T00:00:00Z', { customer_email: 'ben@example.fr', total: '11.00' }),
+    order('3', '2026-01-03T00:00:00Z', { customer_email: 'ann@example.fr' }),
+  ]);
+  assert.deepEqual([changed.imported, changed.updated], [1, 2]);
+  const after = await written();
+  assert.equal(after['1'], before['1'], 'order 1 as it was');
+  assert.notEqual(after['2'], before['2'], 'order 2 replaced');
+  assert.ok(BigInt(await dataVersion()) > BigInt(version));
+  assert.deepEqual(
+    (await storedOrders()).map((o) => [o.id, o.total]),
+    [
+      ['1', '10.00'],
+      ['2', '11.00'],
+      ['3', '10.00'],
+    ],
+  );
+});
+
+test('I2: into an organization with orders, the last line wins even when it gives the order as stored', async () => {
+  await importOrderRecords(db, org, [
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'ann@example.fr' }),
+  ]);
+  const result = await importOrderRecords(db, org, [
+    order('1', '2026-01-05T00:00:00Z', { total: '99.00', customer_email: 'ben@example.fr' }),
+    order('2', '2026-01-06T00:00:00Z'),
+    order('1', '2026-01-01T00:00:00Z', { customer_email: 'ann@example.fr' }),
+  ]);
+  assert.deepEqual([result.imported, result.updated], [1, 1]);
+  assert.deepEqual(
+    (await storedOrders()).map((o) => [o.id, o.total, o.created_at, o.customer]),
+    [
+      ['1', '10.00', '2026-01-01T00:00:00.000Z', 'ann@example.fr'],
+      ['2', '10.00', '2026-01-06T00:00:00.000Z', null],
+    ],
+  );
+  assert.deepEqual(await firstOrders(), { 'ann@example.fr': '2026-01-01T00:00:00.000Z' });
+});
+
 test('I2, U2: an order repeated in another staging batch of the file: the last line wins, first orders exact', async () => {
   // On a PostgreSQL server the first batches go into orders while the rest is read: the repeat
   // makes that transaction roll back, and the file is merged once read.
