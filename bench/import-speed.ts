@@ -6,6 +6,8 @@
 // since the figures depend on what else the machine runs.
 // Usage: npm run build && node dist/bench/import-speed.js [orders=1000000] [engines=embedded,postgres]
 //   IMPORT_FILE=path reuses (or writes once) the generated file between runs.
+//   BENCH_REIMPORT=1 imports the file a second time into the same organization (I2: every order
+//   replaced), measured the same way.
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -13,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateDemoOrders } from '../src/demo/generate.js';
-import { BIN, runCli, startServer } from '../test/helpers/processes.js';
+import { BIN, runCli, startServer, type ServerProcess } from '../test/helpers/processes.js';
 
 const target = Number(process.argv[2] ?? 1_000_000);
 const engines = (process.argv[3] ?? 'embedded,postgres').split(',');
@@ -21,6 +23,7 @@ if (!(Number.isInteger(target) && target >= 1000)) throw new Error('usage: impor
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-import-speed-'));
 const file = process.env.IMPORT_FILE ?? path.join(dir, 'orders.ndjson');
+const REIMPORT = process.env.BENCH_REIMPORT === '1';
 const loadavg = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 async function generate(): Promise<number> {
@@ -125,64 +128,78 @@ async function measure(
     if (slug === undefined) throw new Error('no slug');
     await cli('subscription', 'set', '--org', slug, '--state', 'active');
     const { key } = await cli('key', 'create', '--org', slug, '--name', 'bench');
-    // A request that reads the database (the key's lookup), every 50 ms, for the import's duration.
-    const waits: number[] = [];
-    const failures: string[] = [];
-    // The longest time without any answer: a request that failed (503 or a connection cut by the
-    // server's 65 s timeout) ends its wait, but the user still had no figures.
-    let answered = performance.now();
-    let stall = 0;
-    let running = true;
-    const probes = (async () => {
-      while (running) {
-        const started = performance.now();
-        try {
-          const response = await fetch(`${server.baseUrl}/api/reports/catalog`, {
-            headers: { authorization: `Bearer ${key}` },
-          });
-          await response.arrayBuffer();
-          if (response.status !== 200) failures.push(`HTTP ${response.status}`);
-          else {
-            const now = performance.now();
-            stall = Math.max(stall, now - answered);
-            answered = now;
-          }
-        } catch (error) {
-          failures.push(String((error as Error).cause ?? error));
-        }
-        waits.push(performance.now() - started);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
-    const databasePid = database();
-    const databaseCpu = databasePid === undefined ? NaN : cpuSecondsOf(databasePid);
-    const before = loadavg();
-    const run = await timedImport(env, slug);
-    const after = loadavg();
-    // The CLI's connections have ended by now: their backends were reaped by the postmaster.
-    await new Promise((r) => setTimeout(r, 500));
-    const databaseSeconds = databasePid === undefined ? NaN : cpuSecondsOf(databasePid) - databaseCpu;
-    running = false;
-    await probes;
-    if (run.code !== 0) throw new Error(run.stderr);
-    const sorted = [...waits].sort((a, b) => a - b);
-    const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? NaN;
-    console.log(
-      `${engine}: ${orders.toLocaleString('en')} orders in ${run.seconds.toFixed(1)} s = ` +
-        `${Math.round(orders / run.seconds).toLocaleString('en')} orders/s end to end, ` +
-        `CLI peak RSS ${run.rssMiB.toFixed(0)} MiB, CPU ${run.cpuSeconds.toFixed(1)} s, database CPU ${databaseSeconds.toFixed(1)} s | API during import: ${waits.length} calls, ` +
-        `p99 ${p99.toFixed(0)} ms, longest ${Math.max(...waits).toFixed(0)} ms, ` +
-        `longest without an answer ${(Math.max(stall, performance.now() - answered) / 1000).toFixed(1)} s, ` +
-        `${failures.length} failed | ` +
-        `load average before ${before}, after ${after} | ${run.stdout.trim()}`,
-    );
-    if (failures.length > 0)
-      console.log(
-        `  ${failures.length} failed API calls, e.g. ${failures[0]}; server: ${server.output().slice(-600)}`,
-      );
+    for (const run of REIMPORT ? ['first import', 're-import'] : ['first import'])
+      await importWhileProbing(`${engine} (${run})`, env, slug, key, server, orders, database);
   } finally {
     await server.stop();
   }
+}
+
+/** One timed import of the file into `slug` while the API is called every 50 ms; prints its line. */
+async function importWhileProbing(
+  label: string,
+  env: Record<string, string>,
+  slug: string,
+  key: string | undefined,
+  server: ServerProcess,
+  orders: number,
+  database: () => number | undefined,
+): Promise<void> {
+  // A request that reads the database (the key's lookup), every 50 ms, for the import's duration.
+  const waits: number[] = [];
+  const failures: string[] = [];
+  // The longest time without any answer: a request that failed (503 or a connection cut by the
+  // server's 65 s timeout) ends its wait, but the user still had no figures.
+  let answered = performance.now();
+  let stall = 0;
+  let running = true;
+  const probes = (async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        const response = await fetch(`${server.baseUrl}/api/reports/catalog`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        await response.arrayBuffer();
+        if (response.status !== 200) failures.push(`HTTP ${response.status}`);
+        else {
+          const now = performance.now();
+          stall = Math.max(stall, now - answered);
+          answered = now;
+        }
+      } catch (error) {
+        failures.push(String((error as Error).cause ?? error));
+      }
+      waits.push(performance.now() - started);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const databasePid = database();
+  const databaseCpu = databasePid === undefined ? NaN : cpuSecondsOf(databasePid);
+  const before = loadavg();
+  const run = await timedImport(env, slug);
+  const after = loadavg();
+  // The CLI's connections have ended by now: their backends were reaped by the postmaster.
+  await new Promise((r) => setTimeout(r, 500));
+  const databaseSeconds = databasePid === undefined ? NaN : cpuSecondsOf(databasePid) - databaseCpu;
+  running = false;
+  await probes;
+  if (run.code !== 0) throw new Error(run.stderr);
+  const sorted = [...waits].sort((a, b) => a - b);
+  const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? NaN;
+  console.log(
+    `${label}: ${orders.toLocaleString('en')} orders in ${run.seconds.toFixed(1)} s = ` +
+      `${Math.round(orders / run.seconds).toLocaleString('en')} orders/s end to end, ` +
+      `CLI peak RSS ${run.rssMiB.toFixed(0)} MiB, CPU ${run.cpuSeconds.toFixed(1)} s, database CPU ${databaseSeconds.toFixed(1)} s | API during import: ${waits.length} calls, ` +
+      `p99 ${p99.toFixed(0)} ms, longest ${Math.max(...waits).toFixed(0)} ms, ` +
+      `longest without an answer ${(Math.max(stall, performance.now() - answered) / 1000).toFixed(1)} s, ` +
+      `${failures.length} failed | ` +
+      `load average before ${before}, after ${after} | ${run.stdout.trim()}`,
+  );
+  if (failures.length > 0)
+    console.log(
+      `  ${failures.length} failed API calls, e.g. ${failures[0]}; server: ${server.output().slice(-600)}`,
+    );
 }
 
 const orders = await generate();
