@@ -184,6 +184,9 @@ export async function disconnectStore(
   return db.transaction(async (tx) => {
     await tx.query('DELETE FROM store_connections WHERE id = $1', [connection.id]);
     if (!options.removeOrders) return { address: connection.address, removedOrders: 0 };
+    // The connection, then the organization's row, as a connector page does (order-writes.ts):
+    // an import holds that row while it writes, so this waits for it instead of deadlocking.
+    await lockOrganization(tx, organizationId);
     const scratch = crypto.randomUUID();
     const removed = await removeStoreOrders(tx, organizationId, connection.storeId, scratch, 'all');
     await refreshFirstOrders(tx, organizationId, { customersOfImport: scratch });
