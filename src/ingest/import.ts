@@ -73,6 +73,12 @@ export interface ImportOptions {
   onProgress?: (progress: { lines: number; ordersPerSecond: number }) => void;
   /** The queued job this import runs (the browser's imports); else a job is created. */
   jobId?: string;
+  /**
+   * On a PostgreSQL server, a first import writes its orders while the file is read, in one
+   * transaction that holds the organization's row (src/ingest/stream-merge.ts). Off for a pipe,
+   * whose pace the import does not control: the row would be held as long as the pipe stalls.
+   */
+  streamIntoOrders?: boolean;
   /** Who started it and from which file, for the job row. */
   origin?: JobOrigin;
   fileName?: string;
@@ -170,10 +176,16 @@ function startHeartbeat(db: Database, job: { organizationId: string; importId: s
 }
 
 /** I2, U2: one transaction merges the staged lines and drops them (I1: with the commit that merges them). */
-async function mergeLines(db: Database, organizationId: string, importId: string, staged: number) {
+async function mergeLines(
+  db: Database,
+  job: { organizationId: string; importId: string },
+  staged: number,
+  repeats: boolean,
+) {
+  const { organizationId, importId } = job;
   await analyzeIfStale(db, { organizationId }); // the merge's plans look orders up by key
   return db.transaction(async (tx) => {
-    const lines = tableLines(importLinesTable(importId), staged);
+    const lines = tableLines(importLinesTable(importId), staged, repeats);
     const counts = await mergeStaged(tx, organizationId, importId, lines);
     await dropImportLines(tx, importId);
     return counts;
@@ -205,7 +217,7 @@ async function readAndMerge(
       return { staged: read.staged, refused: refused() };
     };
     const streamed =
-      db.engine === 'postgres'
+      db.engine === 'postgres' && options.streamIntoOrders !== false
         ? await streamIntoEmpty(db, organizationId, importId, (lines) =>
             stage((first, last) => (refused() ? lines.stop() : lines.stored(first, last))),
           )
@@ -213,7 +225,8 @@ async function readAndMerge(
     if (streamed === undefined) await stage();
     if (refused()) return { read };
     if (typeof streamed === 'object') return { read, counts: streamed };
-    return { read, counts: await mergeLines(db, organizationId, importId, read.staged) };
+    // Read but not merged by the stream: it found an order twice.
+    return { read, counts: await mergeLines(db, job, read.staged, streamed === 'read') };
   } finally {
     await stopHeartbeat();
   }
@@ -289,7 +302,10 @@ export async function importOrderFile(
   try {
     const named = file === '-' ? undefined : formatOfFileName(file);
     const { format, input } = named ? { format: named, input: stream } : await sniffFormat(stream);
-    return await importOrderStream(db, organizationId, input, format, options);
+    return await importOrderStream(db, organizationId, input, format, {
+      ...(file === '-' ? { streamIntoOrders: false } : {}),
+      ...options,
+    });
   } finally {
     if (file !== '-') stream.destroy();
   }

@@ -19,6 +19,8 @@ export interface StagedLines {
   readonly from: string;
   readonly byImport: boolean;
   readonly count: number;
+  /** Known to repeat an order (a streamed import found one): the last line of each is kept at once. */
+  readonly repeats?: boolean;
 }
 
 /** The connector's pages, in the shared import_staging. */
@@ -29,10 +31,11 @@ export const sharedLines = (count: number): StagedLines => ({
 });
 
 /** A file import's own table (createImportLines). */
-export const tableLines = (table: string, count: number): StagedLines => ({
+export const tableLines = (table: string, count: number, repeats = false): StagedLines => ({
   from: table,
   byImport: false,
   count,
+  repeats,
 });
 
 // A parameter a statement does not use has no type, which PostgreSQL refuses: each statement
@@ -143,7 +146,12 @@ export const UNIQUE_VIOLATION = '23505';
  * Runs `write` assuming no order is repeated; when the database finds one, undoes it (savepoint)
  * and runs it again on the last line of each order.
  */
-async function withoutRepeatsFirst<T>(tx: Queryable, write: (repeats: boolean) => Promise<T>) {
+async function withoutRepeatsFirst<T>(
+  tx: Queryable,
+  lines: StagedLines,
+  write: (repeats: boolean) => Promise<T>,
+) {
+  if (lines.repeats === true) return { result: await write(true), repeats: true };
   await tx.query('SAVEPOINT without_repeats');
   try {
     const result = await write(false);
@@ -165,7 +173,7 @@ async function mergeIntoEmpty(
   lines: StagedLines,
 ): Promise<MergedCounts> {
   const params = paramsOf(lines, organizationId, importId);
-  const { repeats } = await withoutRepeatsFirst(tx, (repeated) =>
+  const { repeats } = await withoutRepeatsFirst(tx, lines, (repeated) =>
     tx.query(insertOrdersOf(latest(lines, repeated)), params),
   );
   if (repeats) {

@@ -95,10 +95,12 @@ export async function streamIntoEmpty(
 ): Promise<MergedCounts | 'read' | undefined> {
   try {
     return await db.transaction(async (tx) => {
-      // The import's length follows the file's size (STATEMENT_TIMEOUT_MS cancels runaway reports),
-      // and the transaction waits for each batch to be read (a server may end idle transactions).
+      // The import's length follows the file's size (STATEMENT_TIMEOUT_MS cancels runaway reports).
+      // Between two batches the transaction is idle for a fraction of a second: a minute of
+      // silence means its process is gone or stuck, and the server ends it (I1: rolled back),
+      // rather than leave the organization's row locked until TCP notices.
       await tx.query('SET LOCAL statement_timeout = 0');
-      await tx.query('SET LOCAL idle_in_transaction_session_timeout = 0');
+      await tx.query(`SET LOCAL idle_in_transaction_session_timeout = '1min'`);
       await lockOrganization(tx, organizationId);
       if (await hasOrders(tx, organizationId)) return undefined;
       const lines = new LinesIntoOrders(tx, organizationId, importId);
