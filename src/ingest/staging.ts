@@ -140,8 +140,13 @@ export async function importLinesTables(db: Queryable): Promise<string[]> {
 /** Told, in file order, that the lines from `first` to `last` are stored (committed). */
 export type StoredListener = (first: number, last: number) => void;
 
-/** A batch's first buffer: about what STAGING_BATCH ordinary rows take. */
-const BATCH_BYTES = 4 * 1024 * 1024;
+/** The first buffer: a connector's page of a few orders needs no more; a file's batches grow it. */
+const FIRST_BUFFER_BYTES = 64 * 1024;
+/**
+ * A batch is sent once it holds this much, whatever its rows: under the embedded engine's 64 MiB
+ * a COPY (10,000 rows of the longest fields validation lets through would take 75 MB).
+ */
+export const MAX_BATCH_BYTES = 32 * 1024 * 1024;
 
 /**
  * Valid orders as COPY text, at most STAGING_BATCH of them, and the previous batch's COPY still
@@ -150,7 +155,7 @@ const BATCH_BYTES = 4 * 1024 * 1024;
  * encoded (I3: a million lines are a few hundred megabytes of text).
  */
 export class StagingBuffer {
-  private batch = Buffer.allocUnsafe(BATCH_BYTES);
+  private batch = Buffer.allocUnsafe(FIRST_BUFFER_BYTES);
   private bytes = 0;
   private rows = 0;
   private firstLine = 0;
@@ -164,7 +169,7 @@ export class StagingBuffer {
   ) {}
 
   get full(): boolean {
-    return this.rows >= STAGING_BATCH;
+    return this.rows >= STAGING_BATCH || this.bytes >= MAX_BATCH_BYTES;
   }
 
   add(line: number, order: OrderRecord): void {
@@ -192,8 +197,8 @@ export class StagingBuffer {
     const copy = this.db.copyIn(this.target.copy, data).then(() => this.onStored?.(first, last));
     copy.catch(() => undefined); // awaited by the next flush or by finish()
     this.inFlight = copy;
-    // A new buffer: the COPY under way still reads the last one.
-    this.batch = Buffer.allocUnsafe(BATCH_BYTES);
+    // A new buffer, as large as the last one had to be: the COPY under way still reads it.
+    this.batch = Buffer.allocUnsafe(this.batch.length);
     this.bytes = 0;
     this.rows = 0;
   }

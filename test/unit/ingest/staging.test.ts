@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Database } from '../../../src/db/database.js';
 import {
+  MAX_BATCH_BYTES,
   STAGING_BATCH,
   StagingBuffer,
   copyField,
@@ -57,8 +58,8 @@ test('StagingBuffer: each batch is the rows in UTF-8, past its first buffer too,
   const staging = new StagingBuffer(db, { copy: 'COPY t FROM STDIN', rowPrefix: 'p\t' }, (first, last) =>
     stored.push([first, last]),
   );
-  // Rows of 2,000 Unicode characters: a batch needs far more than the first 4 MiB buffer.
-  const wide = { ...ORDER, status: 'é😀'.repeat(700) };
+  // Rows of 300 Unicode characters: a batch needs far more than the first 64 KiB buffer.
+  const wide = { ...ORDER, status: 'é😀'.repeat(100) };
   const expected: string[] = [];
   for (let line = 1; line <= STAGING_BATCH + 3; line++) {
     staging.add(line, wide);
@@ -76,6 +77,42 @@ test('StagingBuffer: each batch is the rows in UTF-8, past its first buffer too,
     [1, STAGING_BATCH],
     [STAGING_BATCH + 1, STAGING_BATCH + 3],
   ]);
+});
+
+test('StagingBuffer: a batch of long rows is sent once it holds MAX_BATCH_BYTES, under the embedded COPY limit', async () => {
+  const sizes: number[] = [];
+  const lines: string[] = [];
+  const db = {
+    copyIn: async (_sql: string, data: string | Buffer) => {
+      const buffer = Buffer.isBuffer(data) ? data : Buffer.from(data);
+      sizes.push(buffer.length);
+      lines.push(...buffer.toString('utf8').split('\n').filter(Boolean));
+    },
+  } as unknown as Database;
+  const staging = new StagingBuffer(db, { copy: 'COPY t FROM STDIN', rowPrefix: '' });
+  // The longest fields validation lets through: about 7.5 KB a row, 75 MB for STAGING_BATCH rows.
+  const longest = {
+    ...ORDER,
+    storeAddress: `https://${'中'.repeat(2000)}.example`,
+    externalId: '中'.repeat(200),
+    status: '中'.repeat(200),
+  };
+  const rowBytes = Buffer.byteLength(stagedRow(1, longest));
+  let added = 0;
+  for (let line = 1; line <= STAGING_BATCH; line++) {
+    staging.add(line, longest);
+    added++;
+    if (staging.full) await staging.flush();
+  }
+  await staging.finish();
+  assert.ok(sizes.length >= 3, `${sizes.length} batches`);
+  for (const size of sizes) assert.ok(size < MAX_BATCH_BYTES + rowBytes, `a batch of ${size} bytes`);
+  assert.ok(MAX_BATCH_BYTES + rowBytes < 64 * 1024 * 1024);
+  assert.equal(lines.length, added);
+  assert.deepEqual(
+    lines.map((line) => Number(line.split('\t')[0])),
+    Array.from({ length: added }, (_, i) => i + 1),
+  );
 });
 
 test('an import table is named from its UUID, and only such a name gives one back', () => {
