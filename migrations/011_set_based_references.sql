@@ -8,6 +8,11 @@
 -- - a store whose key changes while orders still refer to it is refused (NO ACTION; its id is an
 --   identity, its organization_id could change). An organization's id cannot change (identity).
 -- A missing row raises foreign_key_violation (23503), as the foreign keys did.
+-- Where they differ: a cascade runs with the deleting statement's snapshot, which under READ
+-- COMMITTED (the service's level) sees what other transactions committed, as a foreign key's
+-- crosscheck does; under REPEATABLE READ it could not, so a cascade refuses to run there. A
+-- TRUNCATE of the referenced table empties the referring one too (as TRUNCATE … CASCADE would;
+-- a TRUNCATE of stores alone is still refused by store_connections' foreign key).
 
 -- orders (organization_id, store_id) → stores (organization_id, id) ON DELETE CASCADE
 ALTER TABLE orders DROP CONSTRAINT orders_organization_id_store_id_fkey;
@@ -34,11 +39,29 @@ CREATE TRIGGER orders_insert_references_stores AFTER INSERT ON orders
 CREATE TRIGGER orders_update_references_stores AFTER UPDATE ON orders
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_reference_stores();
 
+CREATE FUNCTION cascade_needs_read_committed() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE feature_not_supported USING
+      MESSAGE = 'deleting stores or organizations needs READ COMMITTED (its cascade must see every committed row)';
+  END IF;
+END $$;
+
 CREATE FUNCTION stores_cascade_to_orders() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  PERFORM cascade_needs_read_committed();
   DELETE FROM orders o USING old_rows s WHERE o.organization_id = s.organization_id AND o.store_id = s.id;
   RETURN NULL;
 END $$;
+
+CREATE FUNCTION stores_truncate_orders() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE orders;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER stores_truncate_truncates_orders AFTER TRUNCATE ON stores
+  FOR EACH STATEMENT EXECUTE FUNCTION stores_truncate_orders();
 
 CREATE TRIGGER stores_delete_cascades_to_orders AFTER DELETE ON stores
   REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION stores_cascade_to_orders();
@@ -85,9 +108,19 @@ CREATE TRIGGER first_orders_update_reference_organizations AFTER UPDATE ON custo
 
 CREATE FUNCTION organizations_cascade_to_first_orders() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  PERFORM cascade_needs_read_committed();
   DELETE FROM customer_first_orders f USING old_rows o WHERE f.organization_id = o.id;
   RETURN NULL;
 END $$;
+
+CREATE FUNCTION organizations_truncate_first_orders() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE customer_first_orders;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER organizations_truncate_truncates_first_orders AFTER TRUNCATE ON organizations
+  FOR EACH STATEMENT EXECUTE FUNCTION organizations_truncate_first_orders();
 
 CREATE TRIGGER organizations_delete_cascades_to_first_orders AFTER DELETE ON organizations
   REFERENCING OLD TABLE AS old_rows

@@ -141,3 +141,30 @@ test(`a store's deletion waits for the import that refers to it, then takes its 
   else await deleted;
   assert.equal(await count('SELECT count(*)::int AS n FROM orders WHERE organization_id = $1', [org]), 0);
 });
+
+test('a cascade refuses to run outside READ COMMITTED, where it could miss rows committed meanwhile (0A000)', async () => {
+  await db.query(INSERT_ORDER, [org, store, '1']);
+  let code: string | undefined;
+  try {
+    await db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await tx.query('DELETE FROM stores WHERE organization_id = $1 AND id = $2', [org, store]);
+    });
+  } catch (error) {
+    code = errorFields(error).code;
+  }
+  assert.equal(code, '0A000');
+  assert.equal(await count('SELECT count(*)::int AS n FROM orders WHERE organization_id = $1', [org]), 1);
+});
+
+test('TRUNCATE of stores (with CASCADE) or organizations leaves no order or first order behind', async () => {
+  await db.query(INSERT_ORDER, [org, store, '1']);
+  await db.query(INSERT_FIRST_ORDER, [org, 'c']);
+  const firstOrders = 'SELECT count(*)::int AS n FROM customer_first_orders';
+  const before = await count(firstOrders, []);
+  await db.query('TRUNCATE stores CASCADE');
+  assert.equal(await count('SELECT count(*)::int AS n FROM orders', []), 0);
+  assert.equal(await count(firstOrders, []), before, 'first orders belong to organizations');
+  await db.query('TRUNCATE organizations CASCADE');
+  assert.equal(await count(firstOrders, []), 0);
+});
