@@ -75,3 +75,20 @@ export async function openTestDatabase(env: Record<string, string> = {}): Promis
     },
   };
 }
+
+/**
+ * Whether another session holds orders' write lock within a second: on a PostgreSQL server, a
+ * first import writing its orders while it reads (src/ingest/stream-merge.ts).
+ */
+export async function ordersBeingWritten(db: Database): Promise<boolean> {
+  for (let waited = 0; waited < 1000; waited += 20) {
+    const locks = await db.query(
+      `SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+       WHERE d.datname = current_database() AND l.relation = 'orders'::regclass
+         AND l.mode = 'RowExclusiveLock' AND l.pid <> pg_backend_pid()`,
+    );
+    if (locks.length > 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}

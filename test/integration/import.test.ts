@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { engine, openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { engine, openTestDatabase, ordersBeingWritten, type TestDatabase } from '../helpers/database.js';
 import {
   importOrderFile,
   importOrderRecords,
@@ -460,20 +460,6 @@ async function dataVersion(organizationId = org): Promise<string> {
   return String(row?.data_version);
 }
 
-/** Whether another session holds orders' write lock (a server's import writing into it), within a second. */
-async function ordersBeingWritten(): Promise<boolean> {
-  for (let waited = 0; waited < 1000; waited += 20) {
-    const locks = await db.query(
-      `SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-       WHERE d.datname = current_database() AND l.relation = 'orders'::regclass
-         AND l.mode = 'RowExclusiveLock' AND l.pid <> pg_backend_pid()`,
-    );
-    if (locks.length > 0) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return false;
-}
-
 test('I1: a file refused after batches were stored (on a server: written) leaves nothing, data version included', async () => {
   const before = await dataVersion();
   let midImport: string | undefined;
@@ -481,7 +467,7 @@ test('I1: a file refused after batches were stored (on a server: written) leaves
   async function* lines() {
     yield* manyOrders(2 * STAGING_BATCH);
     midImport = await dataVersion(); // the first batch is stored by now
-    if (engine === 'postgres') written = await ordersBeingWritten();
+    if (engine === 'postgres') written = await ordersBeingWritten(db);
     yield { ...order('bad', '2026-02-01T00:00:00Z'), total: '-1' };
     yield* manyOrders(10);
   }
@@ -601,7 +587,7 @@ test('a store added while an import is to write the same address: neither fails,
   let added: Promise<unknown> | undefined;
   async function* lines() {
     yield* manyOrders(2 * STAGING_BATCH);
-    if (engine === 'postgres') assert.equal(await ordersBeingWritten(), true);
+    if (engine === 'postgres') assert.equal(await ordersBeingWritten(db), true);
     // A store the import has not written yet, but will with its last line.
     added = addStore(db, org, 'https://late.example.fr').catch((error: unknown) => error);
     await new Promise((resolve) => setTimeout(resolve, 300)); // the store add reaches its wait

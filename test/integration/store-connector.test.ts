@@ -8,8 +8,10 @@ import { loadConfig } from '../../src/config.js';
 import { connectStore, disconnectStore, syncStoreNow } from '../../src/domain/store-connections.js';
 import { connectionsOf } from '../../src/ingest/connectors/connections.js';
 import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
-import { importOrderRecords } from '../../src/ingest/import.js';
+import { importOrderRecords, STAGING_BATCH } from '../../src/ingest/import.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
+import { engine, ordersBeingWritten } from '../helpers/database.js';
+import { orderLine } from '../helpers/orders.js';
 import { FakeWooCommerce } from '../helpers/fake-woocommerce.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import {
@@ -457,6 +459,93 @@ describe('WooCommerce connector (issue 11)', () => {
       assert.equal(n, a.allOrders().length, 'orders kept');
     } finally {
       await a.close();
+    }
+  });
+
+  test('a store disconnected with its orders while a first import is to write some: neither fails, no deadlock (lock order)', async () => {
+    // On a server, a first import holds the organization's row while it writes its orders batch
+    // after batch. A disconnect deleted the store, then waited for that row (data version); the
+    // import, reaching its lines of that store, waited for the deleted store: a deadlock, one of the
+    // two aborted. Now the disconnect locks the organization's row before it touches the store.
+    const connected = await startStore();
+    try {
+      const { org } = await service.addOrganization('Déconnexion pendant un import', []);
+      await connectTo(service, org.id, connected);
+      // The backfill (no order) and its first sweep done: the import finds an organization
+      // without orders (on a server: written while read), and no sweep is due for an hour.
+      await eventually(
+        'the empty store synced',
+        () => connection(org.id),
+        (c) => c !== undefined && c.phase === 'incremental' && !c.running && c.sweptAt !== null,
+      );
+      const count = async (table: string) => {
+        const [row] = await service.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${table} WHERE organization_id = $1`,
+          [org.id],
+        );
+        return row?.n ?? 0;
+      };
+      assert.equal(await count('orders'), 0);
+      const other = 'https://autre.example';
+      // The connected store's orders come last, earlier than the other store's: first orders.
+      const late = [1, 3, 5, 7].map((c) => `c${c}@example.fr`).concat('seul@example.fr');
+      let disconnected: Promise<unknown> | undefined;
+      let settled = false;
+      let writing: boolean | undefined;
+      let waited: boolean | undefined;
+      async function* lines() {
+        for (let i = 1; i <= 2 * STAGING_BATCH; i++)
+          yield orderLine(
+            `b${i}`,
+            '2026-03-01T00:00:00Z',
+            i % 2 ? `c${i % 50}@example.fr` : undefined,
+            other,
+          );
+        if (engine === 'postgres') writing = await ordersBeingWritten(service.db);
+        disconnected = disconnectStore(service.db, org.id, connected.url, { removeOrders: true })
+          .catch((error: unknown) => error)
+          .finally(() => (settled = true));
+        await new Promise((resolve) => setTimeout(resolve, 300)); // the disconnect reaches its wait
+        waited = !settled;
+        for (const [i, customer] of late.entries())
+          yield orderLine(`a${i}`, '2026-01-01T00:00:00Z', customer, connected.url);
+      }
+      const result = await importOrderRecords(service.db, org.id, lines());
+      const outcome = await disconnected;
+      assert.deepEqual(
+        [result.imported, result.updated, result.refused],
+        [2 * STAGING_BATCH + late.length, 0, false],
+        JSON.stringify(result.errors.slice(0, 3)),
+      );
+      assert.ok(!(outcome instanceof Error), `the disconnect failed: ${String(outcome)}`);
+      assert.deepEqual(await connectionsOf(service.db, org.id), []);
+      const firstOrders = await service.db.query<{ day: string; n: number }>(
+        `SELECT to_char(first_order_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS n
+         FROM customer_first_orders WHERE organization_id = $1 GROUP BY 1 ORDER BY 1`,
+        [org.id],
+      );
+      if (engine === 'postgres') {
+        assert.equal(writing, true, 'the import was writing into orders');
+        assert.equal(waited, true, 'the disconnect waited for the import’s transaction');
+        // It went on once the import committed: the store and its orders removed, first orders
+        // back on the other store's.
+        assert.deepEqual(outcome, { address: connected.url, removedOrders: late.length });
+        assert.equal(await count('orders'), 2 * STAGING_BATCH);
+        assert.equal(await count('stores'), 1);
+        assert.deepEqual(firstOrders, [{ day: '2026-03-01', n: 25 }]);
+      } else {
+        // The embedded engine merges once the file is read, in a transaction after the
+        // disconnect's: the store had no order then; the import brought it back with its orders.
+        assert.deepEqual(outcome, { address: connected.url, removedOrders: 0 });
+        assert.equal(await count('orders'), 2 * STAGING_BATCH + late.length);
+        assert.equal(await count('stores'), 2);
+        assert.deepEqual(firstOrders, [
+          { day: '2026-01-01', n: late.length },
+          { day: '2026-03-01', n: 25 - 4 },
+        ]);
+      }
+    } finally {
+      await connected.close();
     }
   });
 });

@@ -15,6 +15,7 @@ import { importOrderRecords, STAGING_BATCH } from '../../../src/ingest/import.js
 import { describeOn, freshConfig, openTestDatabase, testOn } from '../../helpers/database.js';
 import { startServer } from '../../helpers/processes.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
+import { orderLine } from '../../helpers/orders.js';
 
 const BAD_KEY = `smk_${'A'.repeat(38)}`;
 
@@ -242,15 +243,7 @@ async function stagedLines(db: Database): Promise<number> {
   return staged;
 }
 
-const order = (id: string, createdAt: string, email?: string, store = 'https://a.example') => ({
-  store,
-  id,
-  created_at: createdAt,
-  status: 'completed',
-  items: 1,
-  total: '10.00',
-  ...(email === undefined ? {} : { customer_email: email }),
-});
+const order = orderLine;
 
 describe('personal data: customers are kept as keyed hashes only', () => {
   test('personal data: an import stores no e-mail in any table, mid-import included, and the figures are unchanged', async () => {
