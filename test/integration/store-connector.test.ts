@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { connectStore, disconnectStore, syncStoreNow } from '../../src/domain/store-connections.js';
-import { connectionsOf } from '../../src/ingest/connectors/connections.js';
+import { connectionsOf, queueRefetch } from '../../src/ingest/connectors/connections.js';
 import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
 import { importOrderRecords, STAGING_BATCH } from '../../src/ingest/import.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
@@ -459,6 +459,36 @@ describe('WooCommerce connector (issue 11)', () => {
       assert.equal(n, a.allOrders().length, 'orders kept');
     } finally {
       await a.close();
+    }
+  });
+
+  test('a repeated webhook delivery while a pass deletes the deliveries it read: both go through (lock order)', async () => {
+    const hooks = await startStore();
+    const quiet = await startTestService({ ...ENV, STORE_SYNC_INTERVAL_S: '3600' }, { storeCa: hooks.ca });
+    try {
+      const { org } = await quiet.addOrganization('Livraisons répétées', []);
+      await connectTo(quiet, org.id, hooks);
+      const synced = () => connectionsOf(quiet.db, org.id).then((c) => c[0]!);
+      await eventually('backfilled', synced, (c) => c.phase === 'incremental' && !c.running);
+      const { id } = await synced();
+      assert.equal(await queueRefetch(quiet.db, id, '42'), true);
+      // A pass writing what it read, as the worker does: the connection's row (fence), then the
+      // deliveries it read. The same order delivered again meanwhile used to lock its queued row,
+      // then wait for the connection's: a deadlock, the delivery answered 500.
+      let delivered: Promise<unknown> | undefined;
+      await quiet.db.transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM store_connections WHERE id = $1 FOR UPDATE', [id]);
+        delivered = queueRefetch(quiet.db, id, '42').catch((error: unknown) => error);
+        await new Promise((resolve) => setTimeout(resolve, 300)); // the delivery reaches its wait
+        await tx.query(`DELETE FROM store_order_refetches WHERE connection_id = $1 AND external_id = '42'`, [
+          id,
+        ]);
+      });
+      // Queued again once the pass committed (the worker may take it at once: not checked here).
+      assert.equal(await delivered, true);
+    } finally {
+      await quiet.cleanup();
+      await hooks.close();
     }
   });
 

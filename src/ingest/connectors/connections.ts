@@ -1,7 +1,7 @@
 // store_connections rows (migration 008): reading them, and the lease that makes a row a job. A
 // worker claims a due connection with FOR UPDATE SKIP LOCKED, renews its lease while it works and
 // gives it back with the time of the next sync; a lease left by a killed process runs out.
-import type { Queryable } from '../../db/database.js';
+import type { Database, Queryable } from '../../db/database.js';
 import { PLATFORMS, type Platform } from './connector.js';
 
 export interface StoreConnection {
@@ -208,13 +208,25 @@ export async function release(db: Queryable, id: string, owner: string, outcome:
 /** Most orders a connection's webhook queue holds; past it a full incremental sync is asked for. */
 export const MAX_REFETCHES = 10_000;
 
-/** Queues an order a webhook named and makes the store due; false when the queue was full. */
-export async function queueRefetch(
-  db: Queryable,
-  connectionId: string,
-  externalId: string,
-): Promise<boolean> {
-  const [row] = await db.query<{ queued: boolean }>(
+/**
+ * Queues an order a webhook named and makes the store due; false when the queue was full (or the
+ * connection is gone). The connection's row is locked first, as a sync pass does (order-writes.ts,
+ * `fence`) before it deletes the deliveries it read: a repeated delivery used to lock its queued
+ * row, then wait for the connection's, while the pass held that one and waited for the queued
+ * row: a deadlock, the delivery answered 500.
+ */
+export async function queueRefetch(db: Database, connectionId: string, externalId: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const found = await tx.query('SELECT 1 FROM store_connections WHERE id = $1 FOR NO KEY UPDATE', [
+      connectionId,
+    ]);
+    if (found.length === 0) return false;
+    return queueIn(tx, connectionId, externalId);
+  });
+}
+
+async function queueIn(tx: Queryable, connectionId: string, externalId: string): Promise<boolean> {
+  const [row] = await tx.query<{ queued: boolean }>(
     `WITH room AS (
        SELECT count(*) < $3 AS ok FROM store_order_refetches WHERE connection_id = $1
      ), queued AS (
