@@ -10,7 +10,7 @@
 // repeat; the second counts repeated lines first (one pass), and keeps the last lines only then.
 import type { Queryable } from '../db/database.js';
 import { errorFields } from '../errors.js';
-import { FIRST_ORDERS_FROM, FOLD_NEW_ORDERS, refreshFirstOrders } from '../metrics/first-orders.js';
+import { FOLD_NEW_ORDERS, firstOrdersFromLines, refreshFirstOrders } from '../metrics/first-orders.js';
 import { ORDER_COLUMNS } from './staging.js';
 
 /** An import's staged lines, and how many there are. */
@@ -186,9 +186,7 @@ async function mergeIntoEmpty(
     return { imported: row?.n ?? 0, updated: 0 };
   }
   // Each line is an order: the first orders come from the lines, without reading orders back.
-  const [clear, insert] = FIRST_ORDERS_FROM(lines.from);
-  await tx.query(clear, [organizationId]);
-  await tx.query(insert, params);
+  await firstOrdersFromLines(tx, organizationId, lines.from, params);
   return { imported: lines.count, updated: 0 };
 }
 

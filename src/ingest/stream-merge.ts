@@ -10,7 +10,7 @@
 // shares, for the whole import.
 import type { Database, Queryable } from '../db/database.js';
 import { errorFields } from '../errors.js';
-import { FIRST_ORDERS_FROM } from '../metrics/first-orders.js';
+import { firstOrdersFromLines } from '../metrics/first-orders.js';
 import {
   UNIQUE_VIOLATION,
   connectStoresOf,
@@ -129,9 +129,7 @@ async function commitFirstOrders(
   importId: string,
   staged: number,
 ): Promise<MergedCounts> {
-  const [clear, insert] = FIRST_ORDERS_FROM(importLinesTable(importId));
-  await tx.query(clear, [organizationId]);
-  await tx.query(insert, [organizationId]);
+  await firstOrdersFromLines(tx, organizationId, importLinesTable(importId), [organizationId]);
   await dropImportLines(tx, importId);
   return { imported: staged, updated: 0 };
 }

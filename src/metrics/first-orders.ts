@@ -61,17 +61,26 @@ export const FOLD_NEW_ORDERS = (source: string): string => `folded AS (
   )`;
 
 /**
- * The statements (run with $1, then with the lines' parameters) that give an organization which had
- * no order before an import its first orders from that import's lines alone, `lines` a FROM item
- * holding each order once. Sorted by customer: the primary key is then written in order.
+ * Gives an organization which had no order before an import its first orders from that import's
+ * lines alone: `lines` a FROM item holding each order once, `params` the statement's ($1 the
+ * organization, then whatever `lines` refers to). Sorted by customer: the primary key is then
+ * written in order.
  */
-export const FIRST_ORDERS_FROM = (lines: string): [string, string] => [
-  'DELETE FROM customer_first_orders WHERE organization_id = $1',
-  `INSERT INTO customer_first_orders (organization_id, customer, first_order_at)
-   SELECT $1::bigint, o.customer, min(o.created_at) FROM ${lines} o
-   WHERE o.customer IS NOT NULL AND ${COUNTED}
-   GROUP BY o.customer ORDER BY o.customer`,
-];
+export async function firstOrdersFromLines(
+  tx: Queryable,
+  organizationId: string,
+  lines: string,
+  params: readonly string[],
+): Promise<void> {
+  await tx.query('DELETE FROM customer_first_orders WHERE organization_id = $1', [organizationId]);
+  await tx.query(
+    `INSERT INTO customer_first_orders (organization_id, customer, first_order_at)
+     SELECT $1::bigint, o.customer, min(o.created_at) FROM ${lines} o
+     WHERE o.customer IS NOT NULL AND ${COUNTED}
+     GROUP BY o.customer ORDER BY o.customer`,
+    [...params],
+  );
+}
 
 /** Recomputes customer_first_orders for the scope; a customer with no counted order has no row. */
 export async function refreshFirstOrders(
