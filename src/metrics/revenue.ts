@@ -4,7 +4,7 @@
 // as the API: same period (T1), same excluded statuses (S1), net revenue by the one definition
 // (S2), sums exact and rounded once (M1).
 import type { Deduction, MetricId, ReportSettings } from '../catalog.js';
-import { bucketStart, nextBucketStart, type Granularity } from '../query/dates.js';
+import { bucketStart, nextBucketStart, onOrBefore, type Granularity } from '../query/dates.js';
 import { MAX_LIMIT, NO_EXTENSIONS } from '../query/parse.js';
 import { requirePeriod } from '../query/period.js';
 import { planReport } from '../query/plan.js';
@@ -114,7 +114,7 @@ export async function revenueReport(
   const days: RevenueDay[] = [];
   for (
     let start = bucketStart(first, granularity);
-    start <= to;
+    onOrBefore(start, to);
     start = nextBucketStart(start, granularity)
   ) {
     const row = main.get(start);

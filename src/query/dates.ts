@@ -35,6 +35,14 @@ export function addDays(day: string, days: number): string {
   return fromDate(new Date(toDate(day).getTime() + days * DAY_MS));
 }
 
+/**
+ * Whether day `a` is on or before day `b`. Past 9999-12-31 a day has a five-digit year
+ * ('10000-01-01'), which sorts before '9999-12-31' as text: compare lengths first.
+ */
+export function onOrBefore(a: string, b: string): boolean {
+  return a.length !== b.length ? a.length < b.length : a <= b;
+}
+
 export function todayUtc(now: Date = new Date()): string {
   return fromDate(now);
 }
