@@ -1,0 +1,509 @@
+// Reports while orders keep arriving (issue 19, item 7): one organization of N generated orders
+// (three years) in each engine (embedded PGlite in a DATA_DIR, then a throwaway PostgreSQL
+// server), the real `sales-metrics serve`, and uncached Q2 (all ten metrics by day over two
+// years, Europe/Paris) asked through HTTP one after the other, a new `limit` each time so that the
+// response cache (C1) never answers. Phases, each timed from outside:
+// - quiet: nothing is imported meanwhile;
+// - live at two arrival rates: 6 orders every 3 s (5 new, 1 refunded), then 20 orders a second in
+//   batches of 1–5; each batch goes in through the real `sales-metrics import` of a small file.
+//   Importers (LIVE_IMPORTERS, default 2) each take every batch waiting: a batch that arrives while
+//   they are busy waits, and its lag (arrival to the end of its import) says so;
+// - restart: `serve` stopped and started again on the same database, Q2 asked as soon as it
+//   listens: when it listens, its first answer, and from when the p95 of the answers (over a
+//   window of 10) stays within 2× of the quiet p95, all timed from the start of the process.
+// Prints p50, p95, max and the share over 250 ms of each phase's answers, the imports' own
+// latency (CLI end to end) and the load average around each phase.
+// Usage: npm run bench:live
+//   LIVE_ORDERS (default 1000000), LIVE_QUIET_S (30), LIVE_PHASE_S (60, each live rate),
+//   LIVE_RESTART_S (60), LIVE_ENGINES (embedded,postgres), LIVE_IMPORTERS (2), LIVE_PAUSE_MS
+//   (pause between two questions, 100). A smoke run: LIVE_ORDERS=20000 LIVE_QUIET_S=5
+//   LIVE_PHASE_S=8 LIVE_RESTART_S=8 npm run bench:live
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { METRICS } from '../src/catalog.js';
+import { DEFAULT_DEMO_STORES, generateDemoOrders, type DemoOrder } from '../src/demo/generate.js';
+import { BIN, cliJson, startServer, type ServerProcess } from '../test/helpers/processes.js';
+
+const int = (name: string, fallback: number): number => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!(Number.isInteger(value) && value >= 0)) throw new Error(`${name}: a whole number, got ${value}`);
+  return value;
+};
+const ORDERS = int('LIVE_ORDERS', 1_000_000);
+const QUIET_S = int('LIVE_QUIET_S', 30);
+const PHASE_S = int('LIVE_PHASE_S', 60);
+const RESTART_S = int('LIVE_RESTART_S', 60);
+const IMPORTERS = Math.max(1, int('LIVE_IMPORTERS', 2));
+const PAUSE_MS = int('LIVE_PAUSE_MS', 100);
+const ENGINES = (process.env.LIVE_ENGINES ?? 'embedded,postgres').split(',');
+const SLOW_MS = 250;
+const WINDOW = 10; // answers in the restart's sliding p95
+
+const today = new Date().toISOString().slice(0, 10);
+const from = new Date(Date.parse(`${today}T00:00:00Z`) - 729 * 86_400_000).toISOString().slice(0, 10);
+const Q2 = `metrics=${METRICS.map((m) => m.id).join(',')}&dimensions=date&from=${from}&to=${today}&timezone=Europe%2FParis`;
+let asked = 0; // each question asks another limit: never the same cache key (C1)
+
+const loadavg = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
+const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+const percentile = (values: number[], p: number) => {
+  const s = sorted(values);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+const ms = (n: number) => (Number.isNaN(n) ? '–' : n >= 100 ? n.toFixed(0) : n.toFixed(1));
+
+// ---- data: the file, and recent orders kept to refund later -----------------------------------------
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-live-'));
+const file = path.join(dir, 'orders.ndjson');
+const RECENT = 20_000;
+const recent: DemoOrder[] = [];
+{
+  const started = performance.now();
+  const out = fs.createWriteStream(file);
+  let written = 0;
+  for (const order of generateDemoOrders({
+    endDate: today,
+    days: 1095,
+    ordersPerDay: (ORDERS / 1095) * 1.1,
+  })) {
+    if (written === ORDERS) break;
+    if (!out.write(`${JSON.stringify(order)}\n`)) await new Promise((r) => out.once('drain', r));
+    written++;
+    if (order.status === 'completed') {
+      recent.push(order);
+      if (recent.length > 2 * RECENT) recent.splice(0, RECENT);
+    }
+  }
+  await new Promise((r) => out.end(r));
+  log(
+    `generated ${written.toLocaleString('en')} orders (${(fs.statSync(file).size / 2 ** 20).toFixed(0)} MB) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+}
+
+let liveId = 0;
+/** A new order, placed now. */
+function newOrder(): DemoOrder {
+  liveId++;
+  return {
+    store: DEFAULT_DEMO_STORES[liveId % DEFAULT_DEMO_STORES.length]!,
+    id: `live-${process.pid}-${liveId}`,
+    created_at: new Date().toISOString(),
+    status: 'completed',
+    billing_country: 'FR',
+    customer_email: `live.${liveId % 500}@example.org`,
+    items: 1 + (liveId % 3),
+    total: '59.90',
+    tax_total: '9.98',
+    shipping_total: '4.90',
+    fee_total: '0.00',
+    refund_total: '0.00',
+    refund_tax: '0.00',
+    refund_shipping: '0.00',
+  };
+}
+
+/** One of the recent orders, refunded in full. */
+function refunded(): DemoOrder {
+  const order = recent.pop() ?? newOrder();
+  return {
+    ...order,
+    status: 'refunded',
+    refund_total: order.total,
+    refund_tax: order.tax_total,
+    refund_shipping: order.shipping_total,
+  };
+}
+
+// ---- questions ---------------------------------------------------------------------------------------
+interface Answer {
+  /** ms since the phase's origin, at the answer. */
+  at: number;
+  ms: number;
+  ok: boolean;
+}
+
+async function askQ2(server: ServerProcess, key: string): Promise<{ ms: number; ok: boolean }> {
+  const started = performance.now();
+  try {
+    const response = await fetch(
+      `${server.baseUrl}/api/reports/tabular?${Q2}&limit=${100_000 - (asked++ % 90_000)}`,
+      {
+        headers: { authorization: `Bearer ${key}` },
+      },
+    );
+    await response.arrayBuffer();
+    return { ms: performance.now() - started, ok: response.status === 200 };
+  } catch {
+    return { ms: performance.now() - started, ok: false };
+  }
+}
+
+/** Asks Q2 one question after the other (LIVE_PAUSE_MS between them) until `running()` is false. */
+async function askWhile(server: ServerProcess, key: string, origin: number, running: () => boolean) {
+  const answers: Answer[] = [];
+  while (running()) {
+    const answer = await askQ2(server, key);
+    answers.push({ at: performance.now() - origin, ...answer });
+    await sleep(PAUSE_MS);
+  }
+  return answers;
+}
+
+// ---- the trickle ---------------------------------------------------------------------------------------
+interface Import {
+  orders: number;
+  ms: number;
+  /** Each order's wait from its arrival to the end of its import. */
+  lags: number[];
+}
+
+function cliImport(env: Record<string, string>, slug: string, path_: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'import', '--org', slug, path_, '--json'], {
+      env: { ...process.env, ...env },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`import: ${stderr}`))));
+  });
+}
+
+/**
+ * Orders arriving in batches (`next` gives the next batch's size and the wait before it) for
+ * `seconds`, imported by IMPORTERS workers; resolves once every order is in.
+ */
+async function trickle(
+  env: Record<string, string>,
+  slug: string,
+  seconds: number,
+  next: (n: number) => { size: number; waitMs: number },
+): Promise<Import[]> {
+  const waiting: { order: DemoOrder; arrived: number }[] = [];
+  const imports: Import[] = [];
+  let arriving = true;
+  let files = 0;
+  const worker = async () => {
+    while (arriving || waiting.length > 0) {
+      if (waiting.length === 0) {
+        await sleep(10);
+        continue;
+      }
+      const batch = waiting.splice(0);
+      const batchFile = path.join(dir, `live-${files++}.ndjson`);
+      fs.writeFileSync(batchFile, batch.map((b) => `${JSON.stringify(b.order)}\n`).join(''));
+      const started = performance.now();
+      await cliImport(env, slug, batchFile);
+      const ended = performance.now();
+      fs.rmSync(batchFile);
+      imports.push({ orders: batch.length, ms: ended - started, lags: batch.map((b) => ended - b.arrived) });
+    }
+  };
+  const workers = Array.from({ length: IMPORTERS }, worker);
+  const end = performance.now() + seconds * 1000;
+  for (let n = 0; performance.now() < end; n++) {
+    const { size, waitMs } = next(n);
+    const arrived = performance.now();
+    for (let i = 0; i < size; i++)
+      waiting.push({ order: n % 6 === 5 && i === 0 ? refunded() : newOrder(), arrived });
+    await sleep(waitMs);
+  }
+  arriving = false;
+  await Promise.all(workers);
+  return imports;
+}
+
+const RATES = [
+  { name: '6 orders / 3 s', next: () => ({ size: 6, waitMs: 3000 }) },
+  {
+    name: '20 orders/s, batches of 1–5',
+    next: () => {
+      const size = 1 + Math.floor(Math.random() * 5);
+      return { size, waitMs: (size / 20) * 1000 };
+    },
+  },
+];
+
+// ---- one engine ----------------------------------------------------------------------------------------
+interface Phase {
+  engine: string;
+  name: string;
+  answers: Answer[];
+  imports: Import[];
+  load: string;
+}
+interface Restart {
+  engine: string;
+  listeningMs: number;
+  first?: Answer;
+  /** ms after the start from which every window's p95 is within 2× of the quiet p95. */
+  settledMs?: number;
+  answers: Answer[];
+}
+const phases: Phase[] = [];
+const restarts: Restart[] = [];
+
+function progress(label: string, origin: number, answers: () => number, imports: () => number) {
+  const timer = setInterval(
+    () =>
+      log(
+        `${label}: ${((performance.now() - origin) / 1000).toFixed(0)} s, ${answers()} answers, ${imports()} imports, load ${loadavg()}`,
+      ),
+    10_000,
+  );
+  return () => clearInterval(timer);
+}
+
+async function measurePhase(
+  engine: string,
+  name: string,
+  server: ServerProcess,
+  key: string,
+  during: () => Promise<Import[]>,
+): Promise<Phase> {
+  const before = loadavg();
+  log(`[${engine}] ${name}…`);
+  const origin = performance.now();
+  let running = true;
+  const answers: Answer[] = [];
+  let imports: Import[] = [];
+  const stop = progress(
+    `[${engine}] ${name}`,
+    origin,
+    () => answers.length,
+    () => imports.length,
+  );
+  const asking = (async () => {
+    while (running) {
+      const answer = await askQ2(server, key);
+      answers.push({ at: performance.now() - origin, ...answer });
+      await sleep(PAUSE_MS);
+    }
+  })();
+  try {
+    imports = await during();
+  } finally {
+    running = false;
+    await asking;
+    stop();
+  }
+  const phase = { engine, name, answers, imports, load: `${before} → ${loadavg()}` };
+  log(`[${engine}] ${name}: ${summary(phase)}`);
+  phases.push(phase);
+  return phase;
+}
+
+function summary(phase: Phase): string {
+  const times = phase.answers.map((a) => a.ms);
+  return `p50 ${ms(percentile(times, 50))} ms, p95 ${ms(percentile(times, 95))} ms, max ${ms(Math.max(...times))} ms, ${times.length} answers`;
+}
+
+/** Triggers the first snapshot with a one-day question, then waits until Q2 answers fast 5 times running. */
+async function warmUp(engine: string, server: ServerProcess, key: string): Promise<void> {
+  const started = performance.now();
+  await fetch(
+    `${server.baseUrl}/api/reports/tabular?metrics=orders&from=${today}&to=${today}&timezone=UTC&limit=1`,
+    {
+      headers: { authorization: `Bearer ${key}` },
+    },
+  ).then((r) => r.arrayBuffer());
+  while (!server.stdout().includes('"built"') && performance.now() - started < 300_000) await sleep(500);
+  let fast = 0;
+  while (fast < 5 && performance.now() - started < 600_000) {
+    fast = (await askQ2(server, key)).ms < 500 ? fast + 1 : 0;
+  }
+  log(`[${engine}] warm after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+async function measureRestart(
+  engine: string,
+  serverEnv: Record<string, string>,
+  key: string,
+  warmP95: number,
+): Promise<ServerProcess> {
+  log(`[${engine}] restart…`);
+  const origin = performance.now();
+  const server = await startServer(serverEnv);
+  const listeningMs = performance.now() - origin;
+  // Asked for LIVE_RESTART_S once it listens (the embedded engine's start alone takes seconds).
+  const until = performance.now() + RESTART_S * 1000;
+  const answers = await askWhile(server, key, origin, () => performance.now() < until);
+  const restart: Restart = { engine, listeningMs, answers, first: answers.find((a) => a.ok) };
+  // The first answer from which every window of WINDOW answers has its p95 within 2× of warm.
+  for (let i = answers.length - WINDOW; i >= 0; i--) {
+    const window = answers.slice(i, i + WINDOW);
+    if (
+      !window.every((a) => a.ok) ||
+      percentile(
+        window.map((a) => a.ms),
+        95,
+      ) >
+        2 * warmP95
+    )
+      break;
+    restart.settledMs = answers[i]!.at;
+  }
+  restarts.push(restart);
+  log(
+    `[${engine}] restart: listening after ${ms(listeningMs)} ms, first Q2 ${restart.first ? `at ${ms(restart.first.at)} ms (${ms(restart.first.ms)} ms)` : 'never'}, ` +
+      `p95 within 2× of warm after ${restart.settledMs === undefined ? 'never' : `${ms(restart.settledMs)} ms`}`,
+  );
+  return server;
+}
+
+async function bench(engine: string, env: Record<string, string>): Promise<void> {
+  const cli = cliJson(env);
+  await cli('migrate');
+  const { slug } = (await cli('org', 'create', '--name', 'Live')) as { slug: string };
+  await cli('subscription', 'set', '--org', slug, '--state', 'active');
+  const key = String((await cli('key', 'create', '--org', slug, '--name', 'live')).key);
+  log(`[${engine}] importing ${ORDERS.toLocaleString('en')} orders…`);
+  const started = performance.now();
+  await cli('import', '--org', slug, file);
+  log(`[${engine}] imported in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const serverEnv = { ...env, HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000000' };
+  let server = await startServer(serverEnv);
+  try {
+    await warmUp(engine, server, key);
+    const quiet = await measurePhase(engine, 'quiet', server, key, async () => {
+      await sleep(QUIET_S * 1000);
+      return [];
+    });
+    for (const rate of RATES)
+      await measurePhase(engine, `live, ${rate.name}`, server, key, () =>
+        trickle(env, slug, PHASE_S, rate.next),
+      );
+    await server.stop();
+    const warmP95 = percentile(
+      quiet.answers.map((a) => a.ms),
+      95,
+    );
+    server = await measureRestart(engine, serverEnv, key, warmP95);
+  } finally {
+    await server.stop();
+  }
+}
+
+// ---- run -------------------------------------------------------------------------------------------------
+log(
+  `load average ${loadavg()}; ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+);
+try {
+  if (ENGINES.includes('embedded')) await bench('embedded', { DATA_DIR: path.join(dir, 'data') });
+  if (ENGINES.includes('postgres')) {
+    const scripts = fileURLToPath(new URL('../../scripts/', import.meta.url));
+    const { startTempPostgres } = (await import(
+      pathToFileURL(path.join(scripts, 'temp-postgres.js')).href
+    )) as {
+      startTempPostgres(): Promise<{ url: string; stop(): void } | undefined>;
+    };
+    const postgres = await startTempPostgres();
+    if (!postgres) throw new Error('no PostgreSQL server binaries (apt-get install postgresql)');
+    try {
+      await bench('postgres', {
+        DATABASE_URL: postgres.url,
+        SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+      });
+    } finally {
+      postgres.stop();
+    }
+  }
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+// ---- figures ----------------------------------------------------------------------------------------------
+console.log(
+  `\n${ORDERS.toLocaleString('en')} orders over three years, uncached Q2 (10 metrics by day, two years, Europe/Paris) ` +
+    `one after the other, ${PAUSE_MS} ms apart; quiet ${QUIET_S} s, each rate ${PHASE_S} s, ${IMPORTERS} importers\n`,
+);
+const table = (header: string[], rows: string[][]) => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  for (const line of [header, widths.map((w) => '-'.repeat(w)), ...rows])
+    console.log(
+      line.map((cell, i) => (i > 1 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  '),
+    );
+  console.log('');
+};
+table(
+  [
+    'engine',
+    'phase',
+    'answers',
+    'p50 ms',
+    'p95 ms',
+    'max ms',
+    `> ${SLOW_MS} ms`,
+    'failed',
+    'p95 / quiet p95',
+    'load average',
+  ],
+  phases.map((p) => {
+    const times = p.answers.map((a) => a.ms);
+    const quiet = phases.find((q) => q.engine === p.engine && q.name === 'quiet')!;
+    const quietP95 = percentile(
+      quiet.answers.map((a) => a.ms),
+      95,
+    );
+    return [
+      p.engine,
+      p.name,
+      String(times.length),
+      ms(percentile(times, 50)),
+      ms(percentile(times, 95)),
+      ms(Math.max(...times)),
+      `${((100 * times.filter((t) => t > SLOW_MS).length) / Math.max(times.length, 1)).toFixed(0)} %`,
+      String(p.answers.filter((a) => !a.ok).length),
+      `${(percentile(times, 95) / quietP95).toFixed(1)}×`,
+      p.load,
+    ];
+  }),
+);
+table(
+  [
+    'engine',
+    'rate',
+    'imports',
+    'orders each',
+    'import p50 ms',
+    'p95 ms',
+    'max ms',
+    'order lag p95 ms',
+    'lag max ms',
+  ],
+  phases
+    .filter((p) => p.imports.length > 0)
+    .map((p) => {
+      const times = p.imports.map((i) => i.ms);
+      const lags = p.imports.flatMap((i) => i.lags);
+      return [
+        p.engine,
+        p.name.replace('live, ', ''),
+        String(p.imports.length),
+        (lags.length / p.imports.length).toFixed(1),
+        ms(percentile(times, 50)),
+        ms(percentile(times, 95)),
+        ms(Math.max(...times)),
+        ms(percentile(lags, 95)),
+        ms(Math.max(...lags)),
+      ];
+    }),
+);
+table(
+  ['engine', 'restart', 'listening', 'first Q2 at', 'its latency', 'p95 ≤ 2× warm from', 'answers'],
+  restarts.map((r) => [
+    r.engine,
+    'serve started again',
+    `${ms(r.listeningMs)} ms`,
+    r.first ? `${ms(r.first.at)} ms` : 'never',
+    r.first ? `${ms(r.first.ms)} ms` : '–',
+    r.settledMs === undefined ? 'never' : `${ms(r.settledMs)} ms`,
+    String(r.answers.length),
+  ]),
+);
