@@ -161,6 +161,8 @@ interface Import {
   ms: number;
   /** Each order's wait from its arrival to the end of its import. */
   lags: number[];
+  /** The command failed (its orders are not in): counted, and the trickle goes on. */
+  failed: boolean;
 }
 
 function cliImport(env: Record<string, string>, slug: string, path_: string): Promise<void> {
@@ -199,10 +201,19 @@ async function trickle(
       const batchFile = path.join(dir, `live-${files++}.ndjson`);
       fs.writeFileSync(batchFile, batch.map((b) => `${JSON.stringify(b.order)}\n`).join(''));
       const started = performance.now();
-      await cliImport(env, slug, batchFile);
+      const error = await cliImport(env, slug, batchFile).then(
+        () => undefined,
+        (e: unknown) => String(e).slice(0, 300),
+      );
       const ended = performance.now();
       fs.rmSync(batchFile);
-      imports.push({ orders: batch.length, ms: ended - started, lags: batch.map((b) => ended - b.arrived) });
+      if (error !== undefined) log(`an import failed after ${ms(ended - started)} ms: ${error}`);
+      imports.push({
+        orders: batch.length,
+        ms: ended - started,
+        lags: batch.map((b) => ended - b.arrived),
+        failed: error !== undefined,
+      });
     }
   };
   const workers = Array.from({ length: IMPORTERS }, worker);
@@ -470,6 +481,7 @@ table(
     'engine',
     'rate',
     'imports',
+    'failed',
     'orders each',
     'import p50 ms',
     'p95 ms',
@@ -486,6 +498,7 @@ table(
         p.engine,
         p.name.replace('live, ', ''),
         String(p.imports.length),
+        String(p.imports.filter((i) => i.failed).length),
         (lags.length / p.imports.length).toFixed(1),
         ms(percentile(times, 50)),
         ms(percentile(times, 95)),
