@@ -12,7 +12,6 @@ import {
 } from '../domain/organizations.js';
 import { addUserToOrganization } from '../domain/users.js';
 import { importOrderFile, refusalMessage, type ImportResult } from '../ingest/import.js';
-import { serve } from '../serve.js';
 import { list, readStdin, required, text, withDatabase, type Command } from './command-tools.js';
 import { STORE_COMMANDS } from './store-commands.js';
 
@@ -30,6 +29,9 @@ export const COMMANDS: Record<string, Command> = {
   serve: {
     options: {},
     async run(context) {
+      // Loaded here only: the server's modules (Fastify, the web pages, the report engines) take
+      // half a second to load, which every other command, a small import above all, would pay.
+      const { serve } = await import('../serve.js');
       await serve(context.config);
       return 0;
     },

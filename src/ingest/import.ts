@@ -30,15 +30,25 @@ import {
   type JobOrigin,
   type LineError,
 } from './jobs.js';
-import { mergeStaged, tableLines, type MergedCounts } from './merge.js';
+import {
+  discardStaged,
+  hasOrders,
+  mergeStaged,
+  sharedLines,
+  tableLines,
+  type MergedCounts,
+} from './merge.js';
 import {
   StagingBuffer,
   createImportLines,
   dropImportLines,
   importLinesTable,
-  type StoredListener,
+  sharedStaging,
+  DeferredStaging,
+  type Stager,
+  type StagingTarget,
 } from './staging.js';
-import { analyzeIfStale } from './statistics.js';
+import { SMALL_MERGE, analyzeIfStale } from './statistics.js';
 import { streamIntoEmpty } from './stream-merge.js';
 import { validateOrder } from './validate-order.js';
 
@@ -115,7 +125,7 @@ interface ReadLines {
 async function stageEntries(
   db: Database,
   batches: AsyncIterable<readonly ReadEntry[]>,
-  staging: StagingBuffer,
+  staging: Stager,
   read: ReadLines,
   onProgress: ImportOptions['onProgress'],
 ): Promise<void> {
@@ -180,20 +190,32 @@ async function mergeLines(
   db: Database,
   job: { organizationId: string; importId: string },
   staged: number,
-  repeats: boolean,
+  where: { repeats: boolean; shared: boolean },
 ) {
   const { organizationId, importId } = job;
-  await analyzeIfStale(db, { organizationId }); // the merge's plans look orders up by key
+  await analyzeIfStale(db, { organizationId, merging: staged }); // the merge's plans look orders up by key
   return db.transaction(async (tx) => {
-    const lines = tableLines(importLinesTable(importId), staged, repeats);
+    if (where.shared) {
+      const counts = await mergeStaged(tx, organizationId, importId, sharedLines(staged));
+      await discardStaged(tx, organizationId, importId);
+      return counts;
+    }
+    const lines = tableLines(importLinesTable(importId), staged, where.repeats);
     const counts = await mergeStaged(tx, organizationId, importId, lines);
     await dropImportLines(tx, importId);
     return counts;
   });
 }
 
+/** Where an import's lines are staged, for its cleanup; `merged`: they went with the merge's commit. */
+interface Staging {
+  buffer?: Stager;
+  shared?: boolean;
+  merged?: boolean;
+}
+
 /**
- * Reads the entries into the import's own table and merges them (I2, U2), or not when the file is
+ * Reads the entries into the import's staging and merges them (I2, U2), or not when the file is
  * refused (I1: `counts` undefined). On a server, an organization without orders gets them while the
  * file is read (src/ingest/stream-merge.ts); otherwise one transaction merges them once read.
  */
@@ -202,31 +224,56 @@ async function readAndMerge(
   job: { organizationId: string; importId: string },
   batches: AsyncIterable<readonly ReadEntry[]>,
   options: ImportOptions,
-  staging: { buffer?: StagingBuffer },
+  staging: Staging,
 ): Promise<{ read: ReadLines; counts?: MergedCounts }> {
   const { organizationId, importId } = job;
   const read: ReadLines = { lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 };
   const stopHeartbeat = startHeartbeat(db, job, read);
   try {
-    // Created once the job is running, so that no recovery takes it for a killed import's.
-    const target = await createImportLines(db, importId, { byLine: db.engine === 'postgres' });
     const refused = (): boolean => read.rejected > 0 && options.skipInvalid !== true;
-    const stage = async (onStored?: StoredListener) => {
-      staging.buffer = new StagingBuffer(db, target, onStored);
-      await stageEntries(db, batches, staging.buffer, read, options.onProgress);
+    const stage = async (stager: Stager) => {
+      staging.buffer = stager;
+      await stageEntries(db, batches, stager, read, options.onProgress);
       return { staged: read.staged, refused: refused() };
     };
-    const streamed =
-      db.engine === 'postgres' && options.streamIntoOrders !== false
-        ? await streamIntoEmpty(db, organizationId, importId, (lines) =>
-            stage((first, last) => (refused() ? lines.stop() : lines.stored(first, last))),
-          )
-        : undefined;
-    if (streamed === undefined) await stage();
+    // Created once the job is running, so that no recovery takes it for a killed import's.
+    const ownTable = () => createImportLines(db, importId, { byLine: db.engine === 'postgres' });
+    let target: StagingTarget | undefined;
+    // The stream's transaction checks again under the organization's lock; this look needs none.
+    if (
+      db.engine === 'postgres' &&
+      options.streamIntoOrders !== false &&
+      !(await hasOrders(db, organizationId))
+    ) {
+      const own = (target = await ownTable());
+      const streamed = await streamIntoEmpty(db, organizationId, importId, (lines) =>
+        stage(
+          new StagingBuffer(db, own, (first, last) => (refused() ? lines.stop() : lines.stored(first, last))),
+        ),
+      );
+      if (refused()) return { read };
+      if (typeof streamed === 'object') return { read, counts: streamed };
+      // Read but not merged by the stream: it found an order twice.
+      if (streamed === 'read')
+        return { read, counts: await mergeLines(db, job, read.staged, { repeats: true, shared: false }) };
+      // undefined: orders came meanwhile and nothing was read; staged below into the table.
+    }
+    // Issue 19, item 4: a file of a few orders (a scheduled export, a shop's last minutes) is
+    // staged in the shared import_staging, as a connector's page is, rather than in a table of its
+    // own: no table created and dropped each time (the embedded engine never vacuums its
+    // catalogue), fewer statements (on the embedded engine, each may wait for its one session).
+    const chosen = target;
+    await stage(
+      chosen !== undefined
+        ? new StagingBuffer(db, chosen)
+        : new DeferredStaging(db, SMALL_MERGE, async (small) => {
+            staging.shared = small;
+            return small ? sharedStaging(organizationId, importId) : ownTable();
+          }),
+    );
     if (refused()) return { read };
-    if (typeof streamed === 'object') return { read, counts: streamed };
-    // Read but not merged by the stream: it found an order twice.
-    return { read, counts: await mergeLines(db, job, read.staged, streamed === 'read') };
+    const shared = staging.shared === true;
+    return { read, counts: await mergeLines(db, job, read.staged, { repeats: false, shared }) };
   } finally {
     await stopHeartbeat();
   }
@@ -250,10 +297,11 @@ async function importEntries(
       state: 'running',
       ...(options.fileName ? { fileName: options.fileName } : {}),
     });
-  const staging: { buffer?: StagingBuffer } = {};
+  const staging: Staging = {};
   let finished = false;
   try {
     const { read, counts } = await readAndMerge(db, { organizationId, importId }, batches, options, staging);
+    staging.merged = counts !== undefined;
     const { lines, rejected, errors, errorCount } = read;
     if (counts === undefined) {
       const result = { imported: 0, updated: 0, rejected, errors, errorCount, refused: true };
@@ -276,11 +324,14 @@ async function importEntries(
         () => undefined,
       );
     }
-    // I1: a refused or failed import leaves nothing behind (a merged one's table went with its
+    // I1: a refused or failed import leaves nothing behind (a merged one's lines went with its
     // commit). Best effort: the database may be gone; then the next import of the organization, or
-    // the next start, drops it (recoverInterruptedImports).
-    await staging.buffer?.settle();
-    await dropImportLines(db, importId).catch(() => undefined);
+    // the next start, drops them (recoverInterruptedImports).
+    if (staging.merged !== true) {
+      await staging.buffer?.settle();
+      if (staging.shared === true) await discardStaged(db, organizationId, importId).catch(() => undefined);
+      else await dropImportLines(db, importId).catch(() => undefined);
+    }
   }
 }
 

@@ -215,3 +215,51 @@ export class StagingBuffer {
     await this.inFlight?.catch(() => undefined);
   }
 }
+
+/** What an import stages its valid orders through. */
+export type Stager = Pick<StagingBuffer, 'full' | 'add' | 'flush' | 'finish' | 'settle'>;
+
+/**
+ * Holds the first rows (at most `limit`) before choosing where they go: `choose(true)` when the
+ * input ended with fewer, `choose(false)` otherwise; then stages as StagingBuffer does. Lines are
+ * read, validated and counted as they come (I3), whatever the choice.
+ */
+export class DeferredStaging implements Stager {
+  private held: [number, OrderRecord][] = [];
+  private buffer: StagingBuffer | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly limit: number,
+    private readonly choose: (small: boolean) => Promise<StagingTarget>,
+  ) {}
+
+  get full(): boolean {
+    return this.buffer?.full ?? this.held.length >= this.limit;
+  }
+
+  add(line: number, order: OrderRecord): void {
+    if (this.buffer) this.buffer.add(line, order);
+    else this.held.push([line, order]);
+  }
+
+  async flush(): Promise<void> {
+    await (this.buffer ?? (await this.open(false))).flush();
+  }
+
+  async finish(): Promise<void> {
+    await (this.buffer ?? (await this.open(this.held.length < this.limit))).finish();
+  }
+
+  async settle(): Promise<void> {
+    await this.buffer?.settle();
+  }
+
+  private async open(small: boolean): Promise<StagingBuffer> {
+    const buffer = new StagingBuffer(this.db, await this.choose(small));
+    for (const [line, order] of this.held) buffer.add(line, order);
+    this.held = [];
+    this.buffer = buffer;
+    return buffer;
+  }
+}

@@ -37,17 +37,29 @@ async function underestimated(db: Queryable, organizationId: string): Promise<bo
 }
 
 /**
+ * Below this many lines, a merge's plans do not depend on how much of the table changed since the
+ * last ANALYZE: each line is looked up by its order's key, each customer by their hash. Only an
+ * organization the planner does not see at all (underestimated) can still turn those lookups into
+ * scans of its orders. ANALYZE reads a sample of the whole table: seconds at a million orders, which
+ * a trickle of small imports would pay each time the table has drifted (issue 19, item 4).
+ */
+export const SMALL_MERGE = 1_000;
+
+/**
  * Refreshes the statistics of orders and first orders when much of them changed since the last
  * time (`written`: rows just committed, which the counters may not have yet), or when they miss
- * `organizationId`'s orders. Outside any transaction: ANALYZE holds its lock until the end of the
- * one it runs in.
+ * `organizationId`'s orders. `merging`: the lines of the merge about to run, when that is the
+ * reason; a merge of fewer than SMALL_MERGE lines leaves the table-wide rule to autovacuum (on the
+ * embedded engine, to the end of each import). Outside any transaction: ANALYZE holds its lock
+ * until the end of the one it runs in.
  */
 export async function analyzeIfStale(
   db: Queryable,
-  options: { written?: number; organizationId?: string } = {},
+  options: { written?: number; organizationId?: string; merging?: number } = {},
 ): Promise<boolean> {
+  const tableWide = options.merging === undefined || options.merging >= SMALL_MERGE;
   const stale =
-    (await muchChanged(db, options.written ?? 0)) ||
+    (tableWide && (await muchChanged(db, options.written ?? 0))) ||
     (options.organizationId !== undefined && (await underestimated(db, options.organizationId)));
   if (stale) await db.query('ANALYZE orders, customer_first_orders');
   return stale;
