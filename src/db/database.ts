@@ -255,9 +255,12 @@ async function openEmbedded(config: Config, options: OpenOptions): Promise<Datab
     if (other && options.role === 'cli') {
       // The host may still be starting PGlite; if it dies instead, try to host it ourselves.
       if (!(await waitForSocket(config.dataDir, other))) continue;
+      // A command waits its turn at PGlite's one session for as long as a report or a snapshot
+      // build holds it: an import refused after 5 s only because the server was busy is lost work
+      // (issue 19: every small import failed so while reports fell back to SQL).
       return new PoolDatabase(
         'embedded',
-        embeddedPool(other.socketDir, options.poolSize ?? 2),
+        embeddedPool(other.socketDir, options.poolSize ?? 2, CLI_CONNECT_TIMEOUT_MS),
         undefined,
         config.secretKey,
       );
@@ -278,8 +281,17 @@ async function openEmbedded(config: Config, options: OpenOptions): Promise<Datab
   );
 }
 
-function embeddedPool(socketDir: string, max: number): pg.Pool {
-  return newPool({ host: socketDir, port: SOCKET_PORT, user: 'postgres', database: 'postgres', max });
+const CLI_CONNECT_TIMEOUT_MS = 60_000;
+
+function embeddedPool(socketDir: string, max: number, connectionTimeoutMillis = 5_000): pg.Pool {
+  return newPool({
+    host: socketDir,
+    port: SOCKET_PORT,
+    user: 'postgres',
+    database: 'postgres',
+    max,
+    connectionTimeoutMillis,
+  });
 }
 
 export async function openDatabase(config: Config, options: OpenOptions): Promise<Database> {
