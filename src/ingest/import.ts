@@ -285,18 +285,22 @@ async function importEntries(
   batches: AsyncIterable<readonly ReadEntry[]>,
   options: ImportOptions,
 ): Promise<ImportResult> {
-  // A killed import leaves its staged lines behind: its heartbeat has stopped (finding 7).
-  await recoverInterruptedImports(db, { organizationId });
   const importId = options.jobId ?? crypto.randomUUID();
-  if (options.jobId) await markRunning(db, organizationId, importId);
-  else
-    await createJob(db, {
-      id: importId,
-      organizationId,
-      origin: options.origin ?? 'cli',
-      state: 'running',
-      ...(options.fileName ? { fileName: options.fileName } : {}),
-    });
+  // One transaction for the bookkeeping before the lines: on the embedded engine, one wait for
+  // PGlite's session (which a report may hold for seconds) instead of one a statement (issue 19).
+  await db.transaction(async (tx) => {
+    // A killed import leaves its staged lines behind: its heartbeat has stopped (finding 7).
+    await recoverInterruptedImports(tx, { organizationId });
+    if (options.jobId) await markRunning(tx, organizationId, importId);
+    else
+      await createJob(tx, {
+        id: importId,
+        organizationId,
+        origin: options.origin ?? 'cli',
+        state: 'running',
+        ...(options.fileName ? { fileName: options.fileName } : {}),
+      });
+  });
   const staging: Staging = {};
   let finished = false;
   try {
