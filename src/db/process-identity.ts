@@ -60,6 +60,9 @@ function signalable(pid: number): boolean {
  */
 export function isRunning(mark: ProcessMark): boolean {
   if (!Number.isSafeInteger(mark.pid) || mark.pid <= 0) return false;
+  // Our own pid: ours only if the start time matches (a record without one, where we would have
+  // written one, was left by an earlier process that had our pid).
+  if (mark.pid === process.pid) return mark.started === ownMark.started;
   const stat = procStat(mark.pid);
   if (stat === null) return false;
   if (stat === undefined) return signalable(mark.pid); // no /proc (macOS): the pid alone
