@@ -9,11 +9,14 @@ import net from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { keepPrivate, makePrivate } from './private-files.js';
 import { errorFields } from '../errors.js';
+import { isRunning, ownMark } from './process-identity.js';
 
 export type HostRole = 'server' | 'cli';
 
 export interface HostRecord {
   pid: number;
+  /** The holder's start time (process-identity.ts): a reused pid is not the holder. */
+  started?: string;
   role: HostRole;
   socketDir: string;
 }
@@ -34,37 +37,58 @@ function socketDirFor(dataDir: string): string {
   return path.join(os.tmpdir(), `sales-metrics-${hash}`);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errorFields(error).code === 'EPERM';
-  }
-}
-
 /** A host.json as this module writes it, or undefined for anything else. */
 function toHostRecord(value: unknown): HostRecord | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   if (!('pid' in value) || typeof value.pid !== 'number') return undefined;
   if (!('role' in value) || (value.role !== 'server' && value.role !== 'cli')) return undefined;
   if (!('socketDir' in value) || typeof value.socketDir !== 'string') return undefined;
-  return { pid: value.pid, role: value.role, socketDir: value.socketDir };
+  const started = 'started' in value && typeof value.started === 'string' ? value.started : undefined;
+  return { pid: value.pid, started, role: value.role, socketDir: value.socketDir };
 }
 
-/** The live host of dataDir, if any; a record left by a dead process is removed. */
+// A lock file is written in one call right after it is created: one still unreadable after this
+// long was cut short by a crash between the two.
+const TORN_LOCK_MS = 5_000;
+
+function isTorn(file: string): boolean {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs > TORN_LOCK_MS;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The live host of dataDir, if any. A record left by a crashed process is removed (finding 8):
+ * its pid gone, a zombie, exiting, or now another process's; so is a torn record.
+ */
 export function findHost(dataDir: string): HostRecord | undefined {
   const file = path.join(dataDir, LOCK_FILE);
-  let record: HostRecord | undefined;
+  let text: string;
   try {
-    record = toHostRecord(JSON.parse(fs.readFileSync(file, 'utf8')));
+    text = fs.readFileSync(file, 'utf8');
   } catch {
     return undefined;
   }
-  if (!record) return undefined;
-  if (isAlive(record.pid)) return record;
-  fs.rmSync(file, { force: true });
+  let record: HostRecord | undefined;
+  try {
+    record = toHostRecord(JSON.parse(text));
+  } catch {
+    record = undefined;
+  }
+  if (record && isRunning(record)) return record;
+  if (record || isTorn(file)) removeIfUnchanged(file, text);
   return undefined;
+}
+
+/** Removes a stale lock unless another process has just replaced it with its own. */
+function removeIfUnchanged(file: string, text: string): void {
+  try {
+    if (fs.readFileSync(file, 'utf8') === text) fs.rmSync(file, { force: true });
+  } catch {
+    // already gone
+  }
 }
 
 /** Waits until a live host's socket accepts connections (the host locks before PGlite is ready). */
@@ -124,7 +148,7 @@ function startWorker(dataDir: string, socketPath: string): Promise<Worker> {
 export async function startHost(dataDir: string, role: HostRole): Promise<EmbeddedHost | undefined> {
   const socketDir = socketDirFor(dataDir);
   makePrivate(dataDir); // finding 12: before the lock file and PGlite's files are written
-  if (!tryLock(dataDir, { pid: process.pid, role, socketDir })) return undefined;
+  if (!tryLock(dataDir, { ...ownMark, role, socketDir })) return undefined;
   const release = (): void => fs.rmSync(path.join(dataDir, LOCK_FILE), { force: true });
   let worker: Worker;
   try {

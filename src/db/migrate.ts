@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './database.js';
 import { rehashCustomers } from './rehash-customers.js';
+import { normalizeStoredAddresses } from './store-address-migration.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const LOCK_ID = 7_351_902;
@@ -50,5 +51,7 @@ export async function migrate(db: Database, migrations = readMigrations()): Prom
   }
   // 004 needs SECRET_KEY, which SQL does not have: its rows are rehashed here (resumable).
   if (migrations.some((m) => m.version === 4)) await rehashCustomers(db, LOCK_ID);
+  // 014 needs the WHATWG URL rules, which SQL does not have: addresses are rewritten here.
+  if (migrations.some((m) => m.version === 14)) await normalizeStoredAddresses(db, LOCK_ID);
   return applied;
 }

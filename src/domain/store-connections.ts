@@ -20,7 +20,7 @@ import type { StoreSyncSetup } from '../ingest/connectors/registry.js';
 import { removeStoreOrders } from '../ingest/connectors/order-writes.js';
 import { discardStaged, lockOrganization } from '../ingest/merge.js';
 import { runPass } from '../ingest/connectors/sync.js';
-import { isValidStoreAddress, normalizeStoreAddress } from '../ingest/store-address.js';
+import { checkStoreAddress, NOT_A_URL, normalizeStoreAddress } from '../ingest/store-address.js';
 import { FIELD_BOUNDS } from '../ingest/validate-order.js';
 
 export type { StoreConnection } from '../ingest/connectors/connections.js';
@@ -63,10 +63,15 @@ function checkedRequest(request: ConnectRequest): {
       'platform',
       `Plateforme inconnue : « ${request.platform.slice(0, 40)} » (woocommerce attendu)`,
     );
-  if (request.address.length > FIELD_BOUNDS.store || !isValidStoreAddress(request.address)) {
+  const checked =
+    request.address.length > FIELD_BOUNDS.store
+      ? { problem: NOT_A_URL, shown: request.address }
+      : checkStoreAddress(request.address);
+  if (checked.problem !== undefined) {
+    const problem = checked.problem === NOT_A_URL ? 'URL https:// attendue' : checked.problem;
     throw fieldError(
       'address',
-      `Adresse de boutique invalide : « ${request.address.slice(0, 200)} » (URL https:// attendue)`,
+      `Adresse de boutique invalide : « ${checked.shown.slice(0, 200)} » (${problem})`,
     );
   }
   const key = request.consumerKey.trim();
@@ -83,7 +88,7 @@ function checkedRequest(request: ConnectRequest): {
       'Secret client invalide : il commence par cs_ (il n’est affiché qu’une fois par WooCommerce)',
     );
   }
-  return { platform, address: normalizeStoreAddress(request.address), key, secret };
+  return { platform, address: checked.address, key, secret };
 }
 
 /** Checks the keys against the store (reads only), then records the connection. */

@@ -1,17 +1,18 @@
 // Stores connected to an organization. Their address is the `store` dimension's value.
 import type { Queryable } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { isValidStoreAddress, normalizeStoreAddress } from '../ingest/store-address.js';
+import { checkStoreAddress } from '../ingest/store-address.js';
 
 /** Connects a store by its public URL; returns the address as stored. */
 export async function addStore(db: Queryable, organizationId: string, rawAddress: string): Promise<string> {
-  if (!isValidStoreAddress(rawAddress)) {
+  const checked = checkStoreAddress(rawAddress);
+  if (checked.problem !== undefined) {
     throw new AppError(
       'INVALID_PARAMETER',
-      `Adresse de boutique invalide : « ${rawAddress} » (URL http(s) attendue)`,
+      `Adresse de boutique invalide : « ${checked.shown.slice(0, 200)} » (${checked.problem})`,
     );
   }
-  const address = normalizeStoreAddress(rawAddress);
+  const address = checked.address;
   // The organization's row is locked before the store is written, as an import's merge does
   // (src/ingest/merge.ts): a store added while an import writes the same address waits for it
   // and finds the store there, instead of the two waiting for each other (a deadlock).

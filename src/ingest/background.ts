@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Database } from '../db/database.js';
-import { errorFields, AppError } from '../errors.js';
+import { AppError } from '../errors.js';
+import { isRunning, ownMark, type ProcessMark } from '../db/process-identity.js';
 import { importOrderFile } from './import.js';
 import { FAILED, HEARTBEAT_MS, INTERRUPTED, createJob, finishJob } from './jobs.js';
 
@@ -28,7 +29,10 @@ export class BackgroundImports {
   private readonly waiting = new Map<string, string>();
   private running: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
-  /** This process's spool folder (mode 0700), named after its pid so leftovers can be told apart. */
+  /**
+   * This process's spool folder (mode 0700), named after its pid and start time so that leftovers
+   * can be told apart, even once the pid is another process's (finding 8).
+   */
   readonly spoolDir: string;
 
   constructor(
@@ -37,7 +41,7 @@ export class BackgroundImports {
     private readonly maxQueued = 20,
   ) {
     removeLeftoverSpools();
-    this.spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), `${SPOOL_PREFIX}${process.pid}-`));
+    this.spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), `${SPOOL_PREFIX}${spoolOwner(ownMark)}-`));
     this.timer = setInterval(() => void this.beatWaiting(), HEARTBEAT_MS);
     this.timer.unref();
   }
@@ -113,22 +117,26 @@ export class BackgroundImports {
   }
 }
 
-/** Spool folders of processes that no longer run (killed mid-upload or mid-import). */
+const spoolOwner = (mark: ProcessMark): string =>
+  mark.started === undefined ? String(mark.pid) : `${mark.pid}-t${mark.started}`;
+
+/** The process a spool folder's name records: `<pid>-t<start>-XXXXXX`, or `<pid>-XXXXXX` before. */
+function ownerOf(name: string): ProcessMark | undefined {
+  const match = /^(\d+)-(?:t(\d+)-)?[^-]+$/.exec(name.slice(SPOOL_PREFIX.length));
+  if (!match?.[1]) return undefined;
+  return { pid: Number(match[1]), ...(match[2] ? { started: match[2] } : {}) };
+}
+
+/**
+ * Spool folders of processes that no longer run (killed mid-upload or mid-import), whatever their
+ * pid now names; other instances' folders stay (several may share /tmp).
+ */
 function removeLeftoverSpools(): void {
   const dir = os.tmpdir();
   for (const name of fs.readdirSync(dir)) {
     if (!name.startsWith(SPOOL_PREFIX)) continue;
-    const pid = Number(name.slice(SPOOL_PREFIX.length).split('-')[0]);
-    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    const owner = ownerOf(name);
+    if (!owner || isRunning(owner)) continue;
     fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errorFields(error).code === 'EPERM';
   }
 }

@@ -3,7 +3,7 @@
 // faulty field of the line (I1 reports them all, not only the first).
 import { daysInMonth } from '../query/dates.js';
 import { customerIdentity } from './customer.js';
-import { isValidStoreAddress, normalizeStoreAddress } from './store-address.js';
+import { checkStoreAddress, type StoreAddressCheck } from './store-address.js';
 
 export interface FieldError {
   field: string;
@@ -143,24 +143,29 @@ const emailText = boundedText(FIELD_BOUNDS.customer_email);
 
 // A file names a handful of stores on every line: each address is checked as a URL once (I3: a
 // million lines, a million URL parses otherwise). Bounded, so memory stays flat whatever the file.
-const checkedStores = new Map<string, string | null>(); // as written → as stored, null when invalid
+const checkedStores = new Map<string, StoreAddressCheck>(); // as written → as stored, or why not
 const MAX_CHECKED_STORES = 1000;
 
-function checkedStore(raw: string): string | null {
-  let address = checkedStores.get(raw);
-  if (address === undefined) {
-    address = isValidStoreAddress(raw) ? normalizeStoreAddress(raw) : null;
+function checkedStore(raw: string): StoreAddressCheck {
+  let checked = checkedStores.get(raw);
+  if (checked === undefined) {
+    checked = checkStoreAddress(raw);
     if (checkedStores.size >= MAX_CHECKED_STORES) checkedStores.clear();
-    checkedStores.set(raw, address);
+    checkedStores.set(raw, checked);
   }
-  return address;
+  return checked;
 }
 
-// The same rule as `store add` (finding 13): an http(s) URL, so `=HYPERLINK(…)` is no store.
+// The same rule as `store add` (finding 13; issue 18, finding 5): an http(s) URL without user
+// info, so `=HYPERLINK(…)` is no store and `https://user:pass@…` neither (the message leaves the
+// credentials out).
 function storeAddressOf(value: unknown, fail: Fail): string | undefined {
   const raw = storeText(value, fail);
   if (raw === undefined) return undefined;
-  return checkedStore(raw) ?? fail(`adresse de boutique invalide « ${shown(raw)} » : URL http(s) attendue`);
+  const checked = checkedStore(raw);
+  return (
+    checked.address ?? fail(`adresse de boutique invalide « ${shown(checked.shown)} » : ${checked.problem}`)
+  );
 }
 
 // A JSON number id is accepted when it converts exactly (a safe integer) to its decimal text.

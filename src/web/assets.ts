@@ -3,7 +3,9 @@
 export const APP_CSS = `
 :root { --ink:#1d2430; --muted:#5b6575; --line:#d9dee6; --bg:#f6f7f9; --accent:#2452c9; --danger:#b42318; --ok:#137333; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
 * { box-sizing: border-box; }
-body { margin: 0; }
+/* Issue 18, finding 7: a long value without spaces (a status, an address, a name) wraps
+   anywhere rather than widening the page. */
+body { margin: 0; overflow-wrap: anywhere; }
 a { color: var(--accent); }
 .top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; padding: .75rem 1.25rem; background: #fff; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--ink); text-decoration: none; }
@@ -30,7 +32,11 @@ button.link { background: none; border: none; color: var(--accent); padding: 0; 
 .table-wrap { overflow-x: auto; position: relative; }
 table { border-collapse: collapse; width: 100%; background: #fff; font-variant-numeric: tabular-nums; }
 th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
-td.num, th.num { text-align: right; }
+/* Figures and headings stay on one line; a value (a key's name, an address) wraps in its cell
+   rather than pushing the row's other columns out of sight (finding 7). */
+td { white-space: normal; }
+button, .button, td code { white-space: nowrap; overflow-wrap: normal; }
+td.num, th.num { text-align: right; white-space: nowrap; }
 tfoot td { font-weight: 700; border-top: 2px solid var(--ink); }
 code.key { display: block; padding: .75rem; background: #fff8e1; border: 1px dashed #e0b400; border-radius: 6px; word-break: break-all; font-size: 1rem; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; margin: .75rem 0; padding: .5rem 1rem; }

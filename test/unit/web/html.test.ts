@@ -31,3 +31,29 @@ test('an object that merely looks like Html (a text property) is escaped as a st
 test('trusted() is the only way to insert raw markup', () => {
   assert.equal(html`<div>${trusted('<svg></svg>')}</div>`.text, '<div><svg></svg></div>');
 });
+
+test('finding 7: a value with right-to-left text or direction controls is isolated in page content, its controls shown', () => {
+  const spoofed = '\u202egnp.exe';
+  assert.equal(html`<td>${spoofed}</td>`.text, '<td><bdi>[U+202E]gnp.exe</bdi></td>');
+  assert.equal(html`<span>${'שלום <b>'}</span> suite`.text, '<span><bdi>שלום &lt;b&gt;</bdi></span> suite');
+  assert.equal(html`<td>${'completed'}</td>`.text, '<td>completed</td>', 'left-to-right text as before');
+  // Text without markup: the controls shown, no element.
+  assert.equal(html`<title>${spoofed} · x</title>`.text, '<title>[U+202E]gnp.exe · x</title>');
+  assert.equal(
+    html`<option value="a">${spoofed}</option>`.text,
+    '<option value="a">[U+202E]gnp.exe</option>',
+  );
+});
+
+test('finding 7: values in attributes, attribute fragments and a textarea are given back as they are', () => {
+  const spoofed = '\u202egnp.exe';
+  assert.equal(html`<input value="${spoofed}" />`.text, `<input value="${spoofed}" />`);
+  assert.equal(html` aria-describedby="${spoofed}-error"`.text, ` aria-describedby="${spoofed}-error"`);
+  assert.equal(html` data-x=${spoofed}`.text, ` data-x=${spoofed}`);
+  assert.equal(
+    html`<textarea name="t">${spoofed}</textarea>`.text,
+    `<textarea name="t">${spoofed}</textarea>`,
+  );
+  const attributes = html`value="${spoofed}"`;
+  assert.equal(html`<input ${attributes} />`.text, `<input value="${spoofed}" />`);
+});
