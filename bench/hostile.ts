@@ -15,6 +15,7 @@ import path from 'node:path';
 import { startServer, type ServerProcess } from '../test/helpers/processes.js';
 import { Client } from '../test/helpers/web-client.js';
 import { FakeWooCommerce } from '../test/helpers/fake-woocommerce.js';
+import { slowReadersPhases } from './hostile-slow-readers.js';
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -286,6 +287,7 @@ await phase('50 parallel hostile connects', async () => {
     ),
   );
 });
+await slowReadersPhases({ baseUrl: server.baseUrl, key, upload, phase, rssMb: () => serverRssMb(dataDir) });
 console.log(`server exit: ${await server.stop()}`);
 await store.close();
 fs.rmSync(dataDir, { recursive: true, force: true });

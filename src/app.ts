@@ -17,6 +17,7 @@ import type { ReportEngine } from './metrics/engine.js';
 import { reportEngineFor } from './metrics/report-engine.js';
 import { LimitedReportEngine } from './metrics/limited-engine.js';
 import { ReportSlots } from './limits/report-slots.js';
+import { AnswerBudget } from './limits/answer-budget.js';
 import { loadTimeZones } from './metrics/time-zones.js';
 import { errorBody, sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
@@ -196,12 +197,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
   );
   app.decorate('reportEngine', engine);
+  // Issue 18, finding 2: the bytes of answers being sent, bounded; the cache sized in bytes.
+  const answerBytes = config.answerMemoryMb * 1024 ** 2;
+  const answers = new AnswerBudget({ totalBytes: answerBytes, perOrganizationBytes: answerBytes / 2 });
+  const cacheLimits = {
+    maxBytes: config.responseCacheMb * 1024 ** 2,
+    maxEntryBytes: config.responseCacheEntryMb * 1024 ** 2,
+  };
   await openApi(app); // on the root, before the routes it describes: it collects them as they are added
   await app.register(reportsApi, {
     config,
     db: deps.db,
     engine,
-    cache: deps.cache ?? (redis ? new RedisResponseCache(redis, cacheFallback) : new MemoryResponseCache()),
+    cache:
+      deps.cache ??
+      (redis
+        ? new RedisResponseCache(redis, cacheFallback, cacheLimits)
+        : new MemoryResponseCache(cacheLimits)),
+    answers,
     redis,
     timeZones,
   });

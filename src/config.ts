@@ -45,6 +45,15 @@ export interface Config {
   readonly importMaxBytes: number;
   /** REPORT_MEMORY_MB: memory for the columnar engine's snapshots, all organizations together. */
   readonly reportMemoryMb: number;
+  /**
+   * ANSWER_MEMORY_MB: report answers held by responses being sent, all organizations together
+   * (one organization at most half); past it 503 SERVICE_BUSY (issue 18, finding 2).
+   */
+  readonly answerMemoryMb: number;
+  /** RESPONSE_CACHE_MB: the in-process response cache (C1), in bytes of answers. */
+  readonly responseCacheMb: number;
+  /** RESPONSE_CACHE_ENTRY_MB: the largest answer cached (here and in Redis); larger ones are not. */
+  readonly responseCacheEntryMb: number;
   /** PUBLIC_URL: the address people and stores reach this service at (webhook addresses). */
   readonly publicUrl: string | undefined;
   /**
@@ -142,6 +151,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportQueueWaitMs: nonNegativeInt(env, 'REPORT_QUEUE_WAIT_MS', 2000, 60_000),
     importMaxBytes: positiveInt(env, 'IMPORT_MAX_BYTES', 512 * 1024 * 1024, 64 * 1024 ** 3),
     reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', 256, 1_000_000),
+    answerMemoryMb: positiveInt(env, 'ANSWER_MEMORY_MB', 256, 1_000_000),
+    responseCacheMb: positiveInt(env, 'RESPONSE_CACHE_MB', 256, 1_000_000),
+    responseCacheEntryMb: positiveInt(env, 'RESPONSE_CACHE_ENTRY_MB', 64, 1_000_000),
     publicUrl: publicUrl(env.PUBLIC_URL),
     storeAllowPrivate: flag(env, 'STORE_ALLOW_PRIVATE', false),
     storeSyncIntervalS: positiveInt(env, 'STORE_SYNC_INTERVAL_S', 300, 86_400),

@@ -97,7 +97,7 @@ export const ERROR_KINDS = {
   },
   SERVICE_BUSY: {
     status: 503,
-    doc: 'Too much work at once (reports or imports): nothing was done; retry after Retry-After.',
+    doc: 'Too much work at once (reports, answers being sent, imports): nothing was done; retry after Retry-After.',
     message: detail,
   },
   DATABASE_UNAVAILABLE: {

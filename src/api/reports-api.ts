@@ -18,12 +18,16 @@ import { apiAuthentication } from './api-authentication.js';
 import { answerFormat } from './negotiation.js';
 import { CATALOG_RESPONSES, rawQuery, schemaView, TABULAR_RESPONSES, TabularParameters } from './schemas.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
+import type { AnswerBudget } from '../limits/answer-budget.js';
+import { sendAnswer } from './send-answer.js';
 
 export interface ReportsApiDeps {
   readonly config: Config;
   readonly db: Queryable;
   readonly engine: ReportEngine;
   readonly cache: ResponseCache;
+  /** The bytes of answers being sent (issue 18, finding 2). */
+  readonly answers: AnswerBudget;
   /** Shared limits (R3); the instance's own counters when undefined. */
   readonly redis?: Redis;
   readonly timeZones: () => Promise<ReadonlySet<string>>;
@@ -131,15 +135,17 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
         return { signal: gone.signal, done: () => reply.raw.off('close', onClose) };
       };
       const answer = await runTabularReport(
-        { engine: deps.engine, cache: deps.cache },
+        { engine: deps.engine, cache: deps.cache, room: deps.answers },
         organization,
         query,
         format,
         whileComputing,
       );
+      // Counted until the client has read it all or gone (finding 2); past the budget, 503 busy.
+      const release = deps.answers.hold(organization.id, answer.body);
       reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`).header('vary', 'Accept');
       if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6, O1
-      return reply.type(CONTENT_TYPES[format]).send(answer.body);
+      return sendAnswer(reply.type(CONTENT_TYPES[format]), answer.body, release);
     },
   );
 }

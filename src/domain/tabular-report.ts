@@ -1,15 +1,19 @@
 // GET /api/reports/tabular as a use case (sections 6–7, C1): the answer of a parsed query for an
 // organization, from the response cache when it holds one, else computed by the report engine
 // and shaped into the body the API sends. The route only parses, calls this and maps the result.
-import type { ReportEngine } from '../metrics/engine.js';
+import type { ReportEngine, ReportRow } from '../metrics/engine.js';
 import { NO_EXTENSIONS, type Format, type TabularQuery } from '../query/parse.js';
 import { planReport } from '../query/plan.js';
 import type { Organization } from './organizations.js';
-import { reportCsv } from './report-csv.js';
+import { reportCsvPieces } from './report-csv.js';
 
-/** A finished answer: its body (JSON, or CSV under V1), and whether rows were left out (T6, O1). */
+/**
+ * A finished answer: its body (JSON, or CSV under V1) as the bytes sent, and whether rows were
+ * left out (T6, O1). Bytes, not a string, so that the cache and every response sending it share
+ * one copy (issue 18, finding 2: each response used to encode its own).
+ */
 export interface TabularAnswer {
-  readonly body: string;
+  readonly body: Buffer;
   readonly truncated: boolean;
 }
 
@@ -45,12 +49,17 @@ const usesNoExtension = (q: TabularQuery): boolean =>
   q.granularity === NO_EXTENSIONS.granularity &&
   q.offset === NO_EXTENSIONS.offset;
 
+/** Rows serialized per piece: no string of the whole answer is ever built (finding 2). */
+const ROWS_PER_PIECE = 1000;
+
 /**
- * The JSON body: T2's fields, and section 14's parameters only where they differ from their
- * defaults (after `timezone`), so that a request without them gets exactly the reference's answer.
+ * The JSON body in pieces: T2's fields, and section 14's parameters only where they differ from
+ * their defaults (after `timezone`), so that a request without them gets exactly the reference's
+ * answer. JSON.stringify writes an object as its fields in order without spaces, so the pieces
+ * joined are byte for byte what one call over the whole answer wrote.
  */
-function jsonBody(query: TabularQuery, rows: unknown[]): string {
-  return JSON.stringify({
+function* jsonPieces(query: TabularQuery, rows: readonly ReportRow[]): Generator<string> {
+  const head = JSON.stringify({
     dimensions: query.dimensions,
     metrics: query.metrics,
     from: query.from,
@@ -59,9 +68,49 @@ function jsonBody(query: TabularQuery, rows: unknown[]): string {
     ...(query.granularity === NO_EXTENSIONS.granularity ? {} : { granularity: query.granularity }),
     ...(Object.keys(query.filters).length === 0 ? {} : { filters: query.filters }),
     ...(query.offset === NO_EXTENSIONS.offset ? {} : { offset: query.offset }),
-    rows,
-    rowCount: rows.length,
   });
+  yield `${head.slice(0, -1)},"rows":[`;
+  for (let start = 0; start < rows.length; start += ROWS_PER_PIECE) {
+    const piece = rows.slice(start, start + ROWS_PER_PIECE).map((row) => JSON.stringify(row));
+    yield `${start === 0 ? '' : ','}${piece.join(',')}`;
+  }
+  yield `],"rowCount":${rows.length}}`;
+}
+
+/** The answer's bytes: each piece encoded as it comes, `room` told the size so far, then joined once. */
+function encoded(pieces: Iterable<string>, room: (bytes: number) => void): Buffer {
+  const parts: Buffer[] = [];
+  let bytes = 0;
+  for (const piece of pieces) {
+    const part = Buffer.from(piece, 'utf8');
+    bytes += part.length;
+    room(bytes);
+    parts.push(part);
+  }
+  return Buffer.concat(parts, bytes);
+}
+
+/**
+ * The body of `rows`. `room` may throw to stop before the answer outgrows what can be sent
+ * (the answer budget, issue 18 finding 2).
+ */
+export function tabularBody(
+  query: TabularQuery,
+  format: Format,
+  rows: readonly ReportRow[],
+  room: (bytes: number) => void = () => undefined,
+): Buffer {
+  return encoded(
+    format === 'csv'
+      ? reportCsvPieces([...query.dimensions, ...query.metrics], rows, ROWS_PER_PIECE)
+      : jsonPieces(query, rows),
+    room,
+  );
+}
+
+/** Room for answers being sent (src/limits/answer-budget.ts): throws SERVICE_BUSY when full. */
+export interface AnswerRoom {
+  assertRoom(organizationId: string, bytes?: number): void;
 }
 
 /**
@@ -71,7 +120,7 @@ function jsonBody(query: TabularQuery, rows: unknown[]): string {
 export type Cancellation = () => { readonly signal: AbortSignal; readonly done: () => void };
 
 export async function runTabularReport(
-  deps: { readonly engine: ReportEngine; readonly cache: AnswerCache },
+  deps: { readonly engine: ReportEngine; readonly cache: AnswerCache; readonly room?: AnswerRoom },
   organization: Organization,
   query: TabularQuery,
   format: Format,
@@ -80,13 +129,14 @@ export async function runTabularReport(
   const key = tabularCacheKey(organization, query, format);
   const cached = await deps.cache.get(key);
   if (cached) return cached;
+  // No computation, nor serialization past the room left, for an answer that could not be sent.
+  deps.room?.assertRoom(organization.id);
   const cancel = cancellation?.();
   const { rows, truncated } = await deps.engine
     .run(planReport(query, organization), cancel?.signal)
     .finally(() => cancel?.done());
-  const body =
-    format === 'csv' ? reportCsv([...query.dimensions, ...query.metrics], rows) : jsonBody(query, rows);
-  const answer = { body, truncated };
+  const room = (bytes: number) => deps.room?.assertRoom(organization.id, bytes);
+  const answer = { body: tabularBody(query, format, rows, room), truncated };
   await deps.cache.set(key, answer);
   return answer;
 }

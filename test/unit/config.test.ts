@@ -26,6 +26,22 @@ test('a malformed setting stops start-up with a message naming it', () => {
   assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
 });
 
+test('issue 18, finding 2: the answer budget and the cache are set in MB, 256/256/64 by default', () => {
+  const config = loadConfig({});
+  assert.deepEqual(
+    [config.answerMemoryMb, config.responseCacheMb, config.responseCacheEntryMb],
+    [256, 256, 64],
+  );
+  const set = loadConfig({ ANSWER_MEMORY_MB: '32', RESPONSE_CACHE_MB: '100', RESPONSE_CACHE_ENTRY_MB: '5' });
+  assert.deepEqual([set.answerMemoryMb, set.responseCacheMb, set.responseCacheEntryMb], [32, 100, 5]);
+  for (const name of ['ANSWER_MEMORY_MB', 'RESPONSE_CACHE_MB', 'RESPONSE_CACHE_ENTRY_MB'])
+    for (const bad of ['0', '-1', '1.5', 'lots'])
+      assert.throws(
+        () => loadConfig({ [name]: bad }),
+        (e: unknown) => e instanceof ConfigError && e.message.startsWith(name),
+      );
+});
+
 test('TRUST_PROXY is off unless set, and names the proxies to trust (finding 8)', () => {
   assert.equal(loadConfig({}).trustProxy, false);
   assert.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false);
