@@ -40,6 +40,12 @@ const STALE_AFTER_S = 60;
 export const JOB_ERRORS_KEPT = 200;
 export const INTERRUPTED = 'Import interrompu (processus arrêté) : aucune commande n’a été importée.';
 export const FAILED = 'Import échoué : une erreur interne l’a arrêté, aucune commande n’a été importée.';
+/**
+ * A connector's pass commits its pages one by one (src/ingest/connectors/sync.ts): once killed,
+ * what it wrote stays, which INTERRUPTED would deny (issue 18, finding 3: a job says what was written).
+ */
+export const INTERRUPTED_PASS =
+  'Synchronisation interrompue (processus arrêté) : les pages déjà écrites sont gardées, la suite reprend à la prochaine synchronisation.';
 
 const COLUMNS = `id, organization_id, origin, file_name, state, lines_read, orders_per_second, imported,
   updated, rejected, error_count, errors, message, created_at, finished_at`;
@@ -230,12 +236,13 @@ export async function recoverInterruptedImports(
   const everyJob = 'everyJob' in scope && scope.everyJob;
   const organizationId = 'organizationId' in scope ? scope.organizationId : null;
   const stale = await db.query(
-    `UPDATE import_jobs SET state = 'failed', message = $1, finished_at = now()
+    `UPDATE import_jobs SET state = 'failed', finished_at = now(),
+       message = CASE WHEN origin = 'connector' THEN $5 ELSE $1 END
      WHERE ($4::bigint IS NULL OR organization_id = $4)
        AND state IN ('queued', 'running')
        AND ($2 OR heartbeat_at < now() - make_interval(secs => $3))
      RETURNING id`,
-    [INTERRUPTED, everyJob, STALE_AFTER_S, organizationId],
+    [INTERRUPTED, everyJob, STALE_AFTER_S, organizationId, INTERRUPTED_PASS],
   );
   for (const table of ['import_customers', 'import_staging']) {
     await db.query(

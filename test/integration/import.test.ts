@@ -13,7 +13,14 @@ import {
   refusalMessage,
   STAGING_BATCH,
 } from '../../src/ingest/import.js';
-import { FAILED, findJob, recoverInterruptedImports, type ImportJob } from '../../src/ingest/jobs.js';
+import {
+  FAILED,
+  INTERRUPTED,
+  INTERRUPTED_PASS,
+  findJob,
+  recoverInterruptedImports,
+  type ImportJob,
+} from '../../src/ingest/jobs.js';
 import { createImportLines, importLinesTables } from '../../src/ingest/staging.js';
 import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
 import { addStore } from '../../src/domain/stores.js';
@@ -954,3 +961,20 @@ for (const into of ['an organization without orders', 'an organization with orde
     assert.equal((await latestJob()).state, 'failed');
   });
 }
+
+test('issue 18, finding 3: a restart says a killed file import wrote nothing, and a killed connector pass kept its pages', async () => {
+  const file = '00000000-0000-4000-8000-0000000000b1';
+  const pass = '00000000-0000-4000-8000-0000000000b2';
+  for (const [id, origin] of [
+    [file, 'cli'],
+    [pass, 'connector'],
+  ])
+    await db.query(
+      `INSERT INTO import_jobs (id, organization_id, origin, state, heartbeat_at) VALUES ($1, $2, $3, 'running', now())`,
+      [id, org, origin],
+    );
+  await recoverInterruptedImports(db, { everyJob: true });
+  const message = async (id: string) => (await findJob(db, org, id))?.message;
+  assert.equal(await message(file), INTERRUPTED);
+  assert.equal(await message(pass), INTERRUPTED_PASS);
+});
