@@ -162,7 +162,7 @@ describe('sales-metrics command while the server runs (X1)', () => {
       /-:2 : \(ligne\) : caractère nul/,
       /-:3 : created_at : date hors limites/,
       /-:4 : status : caractère invalide : moitié de paire UTF-16 isolée/,
-      /-:5 : total : montant invalide «  5 » : pas d’espace avant ou après le nombre/,
+      /-:5 : total : montant invalide « {2}5 » : pas d’espace avant ou après le nombre/,
     ])
       assert.match(refused.stderr, expected);
     const skipped = await runCli(
