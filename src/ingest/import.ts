@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { AppError } from '../errors.js';
 import {
   formatOfFileName,
@@ -67,11 +67,15 @@ export interface ImportResult {
   errorCount: number;
   /** I1: invalid lines without skipInvalid: nothing was written (a result, not an exception). */
   refused: boolean;
+  /** Why the whole file was refused, skipInvalid or not (it is not UTF-8: issue 18, finding 3). */
+  fileError?: string;
 }
 
 /** What a refused import says, for the CLI and the web page alike. */
-export const refusalMessage = (result: Pick<ImportResult, 'rejected'>): string =>
-  `Import refusé : ${result.rejected} ligne(s) invalide(s), aucune commande n'a été importée`;
+export const refusalMessage = (result: Pick<ImportResult, 'rejected' | 'fileError'>): string =>
+  result.fileError === undefined
+    ? `Import refusé : ${result.rejected} ligne(s) invalide(s), aucune commande n'a été importée`
+    : `Import refusé : ${result.fileError} ; aucune commande n'a été importée`;
 
 /** Errors kept for the report; the others are only counted (finding 2). */
 export const MAX_REPORTED_ERRORS = 1000;
@@ -119,6 +123,8 @@ interface ReadLines {
   rejected: number;
   errors: LineError[];
   errorCount: number;
+  /** Set by an entry that refuses the whole file (ReadEntry's `fatal`): reading stopped there. */
+  fileError?: string;
 }
 
 /** Reads and validates every entry into `read`, stages the valid ones, reports progress (I3). */
@@ -132,7 +138,7 @@ async function stageEntries(
   const customerKey = customerKeyOf(db.secretKey); // U1: only the hash is staged, never the email
   const progress = progressReporter(onProgress);
   let slice = performance.now();
-  for await (const entries of batches) {
+  reading: for await (const entries of batches) {
     for (const entry of entries) {
       progress(++read.lines);
       // A batch is validated synchronously, which never lets the event loop serve a request: a
@@ -150,6 +156,10 @@ async function stageEntries(
         read.rejected++;
         for (const error of validation.errors) {
           if (read.errorCount++ < MAX_REPORTED_ERRORS) read.errors.push({ line: entry.line, ...error });
+        }
+        if ('fatal' in entry && entry.fatal === true) {
+          read.fileError = entry.error.message;
+          break reading;
         }
         continue;
       }
@@ -185,12 +195,19 @@ function startHeartbeat(db: Database, job: { organizationId: string; importId: s
   };
 }
 
-/** I2, U2: one transaction merges the staged lines and drops them (I1: with the commit that merges them). */
+/** Records the job's result in the transaction that writes its orders. */
+type OnCommit = (tx: Queryable, counts: MergedCounts) => Promise<void>;
+
+/**
+ * I2, U2: one transaction merges the staged lines, drops them (I1: with the commit that merges
+ * them) and records the job's result (onCommit).
+ */
 async function mergeLines(
   db: Database,
   job: { organizationId: string; importId: string },
   staged: number,
   where: { repeats: boolean; shared: boolean },
+  onCommit: OnCommit,
 ) {
   const { organizationId, importId } = job;
   await analyzeIfStale(db, { organizationId, merging: staged }); // the merge's plans look orders up by key
@@ -198,11 +215,13 @@ async function mergeLines(
     if (where.shared) {
       const counts = await mergeStaged(tx, organizationId, importId, sharedLines(staged));
       await discardStaged(tx, organizationId, importId);
+      await onCommit(tx, counts);
       return counts;
     }
     const lines = tableLines(importLinesTable(importId), staged, where.repeats);
     const counts = await mergeStaged(tx, organizationId, importId, lines);
     await dropImportLines(tx, importId);
+    await onCommit(tx, counts);
     return counts;
   });
 }
@@ -213,6 +232,24 @@ interface Staging {
   shared?: boolean;
   merged?: boolean;
 }
+
+/**
+ * The job's result, written in the transaction that commits its orders (issue 18, finding 3): a
+ * job row updated after the commit could fail or never come (a process killed between the two),
+ * leaving a job « en cours » whose orders are stored, then « interrompu : aucune commande » after
+ * a restart. Now the row says succeeded exactly when the orders are there.
+ */
+const succeeded =
+  (job: { organizationId: string; importId: string }, read: ReadLines): OnCommit =>
+  (tx, counts) =>
+    finishJob(tx, job.organizationId, job.importId, {
+      state: 'succeeded',
+      lines: read.lines,
+      ...counts,
+      rejected: read.rejected,
+      errorCount: read.errorCount,
+      errors: read.errors,
+    });
 
 /**
  * Reads the entries into the import's staging and merges them (I2, U2), or not when the file is
@@ -230,7 +267,8 @@ async function readAndMerge(
   const read: ReadLines = { lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 };
   const stopHeartbeat = startHeartbeat(db, job, read);
   try {
-    const refused = (): boolean => read.rejected > 0 && options.skipInvalid !== true;
+    const refused = (): boolean =>
+      read.fileError !== undefined || (read.rejected > 0 && options.skipInvalid !== true);
     const stage = async (stager: Stager) => {
       staging.buffer = stager;
       await stageEntries(db, batches, stager, read, options.onProgress);
@@ -246,16 +284,32 @@ async function readAndMerge(
       !(await hasOrders(db, organizationId))
     ) {
       const own = (target = await ownTable());
-      const streamed = await streamIntoEmpty(db, organizationId, importId, (lines) =>
-        stage(
-          new StagingBuffer(db, own, (first, last) => (refused() ? lines.stop() : lines.stored(first, last))),
-        ),
+      const streamed = await streamIntoEmpty(
+        db,
+        organizationId,
+        importId,
+        (lines) =>
+          stage(
+            new StagingBuffer(db, own, (first, last) =>
+              refused() ? lines.stop() : lines.stored(first, last),
+            ),
+          ),
+        succeeded(job, read),
       );
       if (refused()) return { read };
       if (typeof streamed === 'object') return { read, counts: streamed };
       // Read but not merged by the stream: it found an order twice.
       if (streamed === 'read')
-        return { read, counts: await mergeLines(db, job, read.staged, { repeats: true, shared: false }) };
+        return {
+          read,
+          counts: await mergeLines(
+            db,
+            job,
+            read.staged,
+            { repeats: true, shared: false },
+            succeeded(job, read),
+          ),
+        };
       // undefined: orders came meanwhile and nothing was read; staged below into the table.
     }
     // Issue 19, item 4: a file of a few orders (a scheduled export, a shop's last minutes) is
@@ -273,7 +327,10 @@ async function readAndMerge(
     );
     if (refused()) return { read };
     const shared = staging.shared === true;
-    return { read, counts: await mergeLines(db, job, read.staged, { repeats: false, shared }) };
+    return {
+      read,
+      counts: await mergeLines(db, job, read.staged, { repeats: false, shared }, succeeded(job, read)),
+    };
   } finally {
     await stopHeartbeat();
   }
@@ -306,17 +363,23 @@ async function importEntries(
   try {
     const { read, counts } = await readAndMerge(db, { organizationId, importId }, batches, options, staging);
     staging.merged = counts !== undefined;
-    const { lines, rejected, errors, errorCount } = read;
+    const { lines, rejected, errors, errorCount, fileError } = read;
     if (counts === undefined) {
-      const result = { imported: 0, updated: 0, rejected, errors, errorCount, refused: true };
+      const result = {
+        imported: 0,
+        updated: 0,
+        rejected,
+        errors,
+        errorCount,
+        refused: true,
+        ...(fileError === undefined ? {} : { fileError }),
+      };
       await finishJob(db, organizationId, importId, { state: 'refused', lines, ...result });
       finished = true;
       return result;
     }
+    // The job's row was written with the orders (succeeded).
     const result = { ...counts, rejected, errors, errorCount, refused: false };
-    await finishJob(db, organizationId, importId, { state: 'succeeded', lines, ...result }).catch(
-      () => undefined,
-    );
     finished = true;
     // PGlite runs no autovacuum: fresh statistics for the reports and the next merge.
     if (db.engine === 'embedded')

@@ -3,6 +3,7 @@
 // beats (lines read, rate); when it ends, the row holds its result. A job whose heartbeat stopped
 // was killed: it is marked failed ("interrompu") and what it staged is removed.
 import type { Queryable } from '../db/database.js';
+import { printable } from './printable.js';
 import { dropImportLines, importLinesTables } from './staging.js';
 
 export interface LineError {
@@ -39,6 +40,12 @@ const STALE_AFTER_S = 60;
 export const JOB_ERRORS_KEPT = 200;
 export const INTERRUPTED = 'Import interrompu (processus arrêté) : aucune commande n’a été importée.';
 export const FAILED = 'Import échoué : une erreur interne l’a arrêté, aucune commande n’a été importée.';
+/**
+ * A connector's pass commits its pages one by one (src/ingest/connectors/sync.ts): once killed,
+ * what it wrote stays, which INTERRUPTED would deny (issue 18, finding 3: a job says what was written).
+ */
+export const INTERRUPTED_PASS =
+  'Synchronisation interrompue (processus arrêté) : les pages déjà écrites sont gardées, la suite reprend à la prochaine synchronisation.';
 
 const COLUMNS = `id, organization_id, origin, file_name, state, lines_read, orders_per_second, imported,
   updated, rejected, error_count, errors, message, created_at, finished_at`;
@@ -101,7 +108,13 @@ export async function createJob(
   await db.query(
     `INSERT INTO import_jobs (organization_id, id, origin, file_name, state, started_at)
      VALUES ($1, $2, $3, $4, $5, CASE WHEN $5 = 'running' THEN now() END)`,
-    [job.organizationId, job.id, job.origin, job.fileName?.slice(0, 255) ?? null, job.state],
+    [
+      job.organizationId,
+      job.id,
+      job.origin,
+      job.fileName ? printable(job.fileName.slice(0, 255)) : null,
+      job.state,
+    ],
   );
 }
 
@@ -139,6 +152,8 @@ export async function finishJob(
         rejected: number;
         errorCount: number;
         errors: readonly LineError[];
+        /** Why the whole file was refused (ImportResult's fileError). */
+        fileError?: string;
       }
     | {
         state: 'failed';
@@ -156,7 +171,7 @@ export async function finishJob(
       [
         organizationId,
         id,
-        outcome.message,
+        printable(outcome.message),
         written?.lines ?? null,
         written?.imported ?? null,
         written?.updated ?? null,
@@ -166,7 +181,7 @@ export async function finishJob(
   }
   await db.query(
     `UPDATE import_jobs SET state = $3, lines_read = $4, imported = $5, updated = $6, rejected = $7,
-       error_count = $8, errors = $9::jsonb, finished_at = now(), heartbeat_at = now()
+       error_count = $8, errors = $9::jsonb, message = $10, finished_at = now(), heartbeat_at = now()
      WHERE organization_id = $1 AND id = $2`,
     [
       organizationId,
@@ -177,10 +192,22 @@ export async function finishJob(
       outcome.updated,
       outcome.rejected,
       outcome.errorCount,
-      JSON.stringify(outcome.errors.slice(0, JOB_ERRORS_KEPT)),
+      JSON.stringify(outcome.errors.slice(0, JOB_ERRORS_KEPT).map(storable)),
+      outcome.fileError === undefined ? null : printable(outcome.fileError),
     ],
   );
 }
+
+/**
+ * An error as jsonb can keep it: a NUL (`\u0000`) or a lone surrogate in a JSON string is refused
+ * by PostgreSQL, which failed the whole update (issue 18, finding 3). The readers never quote one;
+ * this keeps it so whatever a message or a CSV header holds.
+ */
+const storable = (error: LineError): LineError => ({
+  line: error.line,
+  field: printable(error.field),
+  message: printable(error.message),
+});
 
 /** The job, only for its own organization (another organization's id is unknown). */
 export async function findJob(
@@ -209,12 +236,13 @@ export async function recoverInterruptedImports(
   const everyJob = 'everyJob' in scope && scope.everyJob;
   const organizationId = 'organizationId' in scope ? scope.organizationId : null;
   const stale = await db.query(
-    `UPDATE import_jobs SET state = 'failed', message = $1, finished_at = now()
+    `UPDATE import_jobs SET state = 'failed', finished_at = now(),
+       message = CASE WHEN origin = 'connector' THEN $5 ELSE $1 END
      WHERE ($4::bigint IS NULL OR organization_id = $4)
        AND state IN ('queued', 'running')
        AND ($2 OR heartbeat_at < now() - make_interval(secs => $3))
      RETURNING id`,
-    [INTERRUPTED, everyJob, STALE_AFTER_S, organizationId],
+    [INTERRUPTED, everyJob, STALE_AFTER_S, organizationId, INTERRUPTED_PASS],
   );
   for (const table of ['import_customers', 'import_staging']) {
     await db.query(

@@ -6,15 +6,22 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { parse } from 'csv-parse';
+import { NUL_REFUSED, printable } from './printable.js';
 import type { FieldError } from './validate-order.js';
 
 export type OrderFormat = 'ndjson' | 'csv';
 
+/**
+ * A record, or an error on a line. A `fatal` error refuses the whole file, --skip-invalid or not:
+ * the file is not UTF-8 (issue 18, finding 3), or its header cannot be read; nothing after it is read.
+ */
 export type ReadEntry =
-  { line: number; record: Record<string, unknown> } | { line: number; error: FieldError };
+  { line: number; record: Record<string, unknown> } | { line: number; error: FieldError; fatal?: true };
 
 /** The field named by errors about a whole line rather than one of its fields. */
 export const LINE_FIELD = '(ligne)';
+/** The field named by errors that refuse the whole file (its encoding). */
+export const FILE_FIELD = '(fichier)';
 
 const BOM = '\uFEFF';
 
@@ -53,14 +60,70 @@ export async function sniffFormat(input: Readable): Promise<{ format: OrderForma
 /** Longest physical line (finding 1): past it, the line is an error, never held whole. */
 export const MAX_LINE_BYTES = 64 * 1024;
 
-/** A line's text, and whether it ended with \r\n (kept for CSV: a quoted cell keeps its breaks). */
-type PhysicalLine = { text: string; crlf: boolean } | { problem: string };
+/**
+ * A line's text, and whether it ended with \r\n (kept for CSV: a quoted cell keeps its breaks);
+ * or what is wrong with it, `fatal` when the file is not UTF-8 (then it is the last line).
+ */
+type PhysicalLine = { text: string; crlf: boolean } | { problem: string; fatal?: true };
 
 const NEWLINE = 0x0a;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The most lines in one batch: a few milliseconds of parsing and validation. */
 const MAX_BATCH_LINES = 2048;
+
+const SAVE_AS_UTF8 = 'enregistrez-le en UTF-8 (import refusé en entier)';
+const NOT_UTF8 = `le fichier n’est pas en UTF-8 (octets invalides sur cette ligne : Windows-1252 ou Latin-1 ?) : ${SAVE_AS_UTF8}`;
+
+/**
+ * The encoding the first bytes of a file announce when it is not UTF-8 (issue 18, finding 3): a
+ * UTF-16 or UTF-32 byte order mark, or, without one, ASCII text in UTF-16 (every other byte 0).
+ * Such a file decodes as valid UTF-8 full of NUL characters: it is refused at once, by name.
+ */
+export function foreignEncoding(head: Buffer): string | undefined {
+  const [b0, b1, b2, b3] = head;
+  let name: string | undefined;
+  let mark = true;
+  if (b0 === 0x00 && b1 === 0x00 && b2 === 0xfe && b3 === 0xff) name = 'UTF-32 BE';
+  else if (b0 === 0xff && b1 === 0xfe && b2 === 0x00 && b3 === 0x00) name = 'UTF-32 LE';
+  else if (b0 === 0xfe && b1 === 0xff) name = 'UTF-16 BE';
+  else if (b0 === 0xff && b1 === 0xfe) name = 'UTF-16 LE';
+  else if (head.length >= 4 && b0 !== 0 && b1 === 0 && b2 !== 0 && b3 === 0)
+    [name, mark] = ['UTF-16 LE', false];
+  else if (head.length >= 4 && b0 === 0 && b1 !== 0 && b2 === 0 && b3 !== 0)
+    [name, mark] = ['UTF-16 BE', false];
+  if (name === undefined) return undefined;
+  const seen = mark ? 'sa marque d’ordre des octets le dit' : 'un octet sur deux est nul';
+  return `le fichier est en ${name}, pas en UTF-8 (${seen}) : ${SAVE_AS_UTF8}`;
+}
+
+/** Bytes checked at the start of a stream (foreignEncoding). */
+const HEAD_BYTES = 4;
+
+/**
+ * The stream's chunks as bytes, its first ones held until HEAD_BYTES are known and checked; a
+ * foreign encoding ends the stream and is noted in `refusal`.
+ */
+async function* checkedChunks(input: Readable, refusal: { message?: string }): AsyncGenerator<Buffer> {
+  let head: Buffer | undefined = Buffer.alloc(0);
+  for await (const chunk of input as AsyncIterable<Buffer | string>) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (head === undefined) {
+      yield bytes;
+      continue;
+    }
+    head = Buffer.concat([head, bytes]);
+    if (head.length < HEAD_BYTES) continue;
+    refusal.message = foreignEncoding(head);
+    if (refusal.message !== undefined) return;
+    yield head;
+    head = undefined;
+  }
+  if (head !== undefined && head.length > 0) {
+    refusal.message = foreignEncoding(head);
+    if (refusal.message === undefined) yield head;
+  }
+}
 
 /**
  * The physical lines of a stream, without their line break (\n or \r\n), split on bytes: a line
@@ -81,7 +144,7 @@ export async function* physicalLineBatches(
     try {
       return { text: utf8.decode(crlf ? line.subarray(0, -1) : line), crlf };
     } catch {
-      return { problem: 'octets invalides en UTF-8 : enregistrez le fichier en UTF-8' };
+      return { problem: NOT_UTF8, fatal: true };
     }
   };
   const finish = (): PhysicalLine => {
@@ -105,8 +168,8 @@ export async function* physicalLineBatches(
     parts.push(piece);
     size += piece.length;
   };
-  for await (const chunk of input as AsyncIterable<Buffer | string>) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  const refusal: { message?: string } = {};
+  for await (const bytes of checkedChunks(input, refusal)) {
     let batch: PhysicalLine[] = [];
     let start = 0;
     for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
@@ -127,7 +190,8 @@ export async function* physicalLineBatches(
     if (start < bytes.length) keep(Buffer.from(bytes.subarray(start)));
     if (batch.length > 0) yield batch;
   }
-  if (size > 0 || tooLong) yield [finish()];
+  if (refusal.message !== undefined) yield [{ problem: refusal.message, fatal: true }];
+  else if (size > 0 || tooLong) yield [finish()];
 }
 
 /** physicalLineBatches, one line at a time. */
@@ -141,6 +205,49 @@ export async function* physicalLines(
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/**
+ * Whether a JSON text holds a `\u0000` escape (a NUL character once parsed): a `\u0000` preceded
+ * by an even number of backslashes, so not the text `\\u0000` (a backslash, then `u0000`).
+ */
+function hasNulEscape(text: string): boolean {
+  for (let at = text.indexOf('\\u0000'); at !== -1; at = text.indexOf('\\u0000', at + 1)) {
+    let before = 0;
+    while (at - before - 1 >= 0 && text.charCodeAt(at - before - 1) === 0x5c) before++;
+    if (before % 2 === 0) return true;
+  }
+  return false;
+}
+
+/** The field of a record holding a NUL character (its name or its text), or the whole line's. */
+function nulField(record: Record<string, unknown>): string {
+  for (const [name, value] of Object.entries(record))
+    if (name.includes('\u0000') || (typeof value === 'string' && value.includes('\u0000')))
+      return printable(name);
+  return LINE_FIELD; // inside a nested value
+}
+
+/**
+ * One NDJSON line's entry. PostgreSQL text cannot hold a NUL character (finding 3): a raw one is
+ * never valid JSON, so it is looked for only once JSON.parse has failed; a `\u0000` escape is, in
+ * any field, one indexOf a line (I3). Errors never quote a NUL (their messages are stored).
+ */
+function ndjsonEntry(line: number, text: string): ReadEntry | undefined {
+  if (text.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const message = text.includes('\u0000')
+      ? NUL_REFUSED
+      : `JSON invalide : ${printable(error instanceof Error ? error.message : String(error))}`;
+    return { line, error: { field: LINE_FIELD, message } };
+  }
+  if (!isRecord(value))
+    return { line, error: { field: LINE_FIELD, message: 'un objet JSON par ligne attendu' } };
+  if (hasNulEscape(text)) return { line, error: { field: nulField(value), message: NUL_REFUSED } };
+  return { line, record: value };
+}
+
 /** NDJSON: one JSON object a line, in batches (those of physicalLineBatches). */
 export async function* readNdjsonBatches(input: Readable): AsyncGenerator<ReadEntry[]> {
   let line = 0;
@@ -149,25 +256,17 @@ export async function* readNdjsonBatches(input: Readable): AsyncGenerator<ReadEn
     for (const physical of physicals) {
       line++;
       if ('problem' in physical) {
+        if (physical.fatal) {
+          entries.push({ line, error: { field: FILE_FIELD, message: physical.problem }, fatal: true });
+          yield entries;
+          return; // not UTF-8: the file is refused, nothing more is read
+        }
         entries.push({ line, error: { field: LINE_FIELD, message: physical.problem } });
         continue;
       }
       const raw = physical.text;
-      const text = line === 1 && raw.startsWith(BOM) ? raw.slice(1) : raw;
-      if (text.trim() === '') continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (error) {
-        const message = `JSON invalide : ${error instanceof Error ? error.message : String(error)}`;
-        entries.push({ line, error: { field: LINE_FIELD, message } });
-        continue;
-      }
-      if (isRecord(value)) {
-        entries.push({ line, record: value });
-      } else {
-        entries.push({ line, error: { field: LINE_FIELD, message: 'un objet JSON par ligne attendu' } });
-      }
+      const entry = ndjsonEntry(line, line === 1 && raw.startsWith(BOM) ? raw.slice(1) : raw);
+      if (entry !== undefined) entries.push(entry);
     }
     if (entries.length > 0) yield entries;
   }
@@ -201,30 +300,48 @@ const MAX_RECORD_CHARS = 1024 * 1024;
 interface Stop {
   line?: number;
   message?: string;
+  /** The file is not UTF-8: refused whole. */
+  fatal?: boolean;
+  /** Some text handed to the parser holds a NUL character: records are then checked for one. */
+  nul?: boolean;
 }
 
 /**
  * The stream's text for the CSV parser, line by line through physicalLines: the first line too
  * long or not UTF-8 ends the text and is noted in `stop` (after it, where records start is not
- * known). Lines go in batches of about 64 KiB.
+ * known). Lines go in batches of about 64 KiB, each searched once for a NUL character (finding 3):
+ * records are searched only after one was seen (I3).
  */
 async function* checkedText(input: Readable, stop: Stop): AsyncGenerator<string> {
   let line = 0;
   let batch = '';
+  const handOver = (text: string): string => {
+    if (text.includes('\u0000')) stop.nul = true;
+    return text;
+  };
   for await (const physical of physicalLines(input)) {
     line++;
     if ('problem' in physical) {
       stop.line = line;
       stop.message = physical.problem;
+      stop.fatal = physical.fatal === true;
       break;
     }
     batch += physical.crlf ? `${physical.text}\r\n` : `${physical.text}\n`;
     if (batch.length >= 64 * 1024) {
-      yield batch;
+      yield handOver(batch);
       batch = '';
     }
   }
-  if (batch !== '') yield batch;
+  if (batch !== '') yield handOver(batch);
+}
+
+/** The field of the first cell holding a NUL character, or undefined when none does. */
+function nulCell(header: readonly string[] | undefined, cells: readonly string[]): string | undefined {
+  const at = cells.findIndex((cell) => cell.includes('\u0000'));
+  if (at === -1) return undefined;
+  const name = header?.[at];
+  return name ? printable(name) : LINE_FIELD;
 }
 
 /** CSV with a header line; an empty cell is an absent field. */
@@ -269,13 +386,24 @@ export async function* readCsv(rawInput: Readable): AsyncGenerator<ReadEntry> {
       const start = line;
       line += linesSpanned(cells);
       if (cells.every((cell) => cell.trim() === '')) continue;
+      const nul = stop.nul === true ? nulCell(header, cells) : undefined;
+      if (nul !== undefined) {
+        const error = { field: nul, message: NUL_REFUSED };
+        if (header !== undefined) {
+          yield { line: start, error };
+          continue;
+        }
+        // A NUL in the header names no column one could import: the file is refused.
+        yield { line: start, error, fatal: true };
+        return;
+      }
       if (header === undefined) {
         header = cells.map((name) => name.trim());
         // A column twice would keep one of its values silently (finding 13).
         const twice = header.find((name, i) => name !== '' && header?.indexOf(name) !== i);
         if (twice !== undefined) {
           const message = `colonne « ${twice.slice(0, 60)} » en double dans l'en-tête : fichier refusé`;
-          yield { line: start, error: { field: LINE_FIELD, message } };
+          yield { line: start, error: { field: LINE_FIELD, message }, fatal: true };
           return;
         }
         continue;
@@ -289,6 +417,8 @@ export async function* readCsv(rawInput: Readable): AsyncGenerator<ReadEntry> {
     }
     const unread = unreadable();
     if (unread) yield unread;
+    else if (stop.fatal === true)
+      yield { line: stop.line ?? 1, error: { field: FILE_FIELD, message: stop.message ?? '' }, fatal: true };
     else if (stop.line !== undefined)
       yield {
         line: stop.line,

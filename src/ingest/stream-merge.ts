@@ -92,6 +92,8 @@ export async function streamIntoEmpty(
   organizationId: string,
   importId: string,
   readAll: (lines: LinesIntoOrders) => Promise<{ staged: number; refused: boolean }>,
+  /** Records the import's result in the transaction, before it commits (its job row). */
+  onCommit: (tx: Queryable, counts: MergedCounts) => Promise<void>,
 ): Promise<MergedCounts | 'read' | undefined> {
   try {
     return await db.transaction(async (tx) => {
@@ -111,7 +113,9 @@ export async function streamIntoEmpty(
       });
       if (read.refused) lines.stop();
       if (!(await lines.finish()) || read.refused) throw new Undo();
-      return await commitFirstOrders(tx, organizationId, importId, read.staged);
+      const counts = await commitFirstOrders(tx, organizationId, importId, read.staged);
+      await onCommit(tx, counts);
+      return counts;
     });
   } catch (error) {
     if (error instanceof Undo) return 'read';

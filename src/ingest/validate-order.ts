@@ -3,6 +3,7 @@
 // faulty field of the line (I1 reports them all, not only the first).
 import { daysInMonth } from '../query/dates.js';
 import { customerIdentity } from './customer.js';
+import { NUL_REFUSED, SURROGATE_REFUSED, printable } from './printable.js';
 import { checkStoreAddress, type StoreAddressCheck } from './store-address.js';
 
 export interface FieldError {
@@ -43,11 +44,17 @@ const INSTANT =
 /** Microseconds: what PostgreSQL keeps of a fraction. */
 const MAX_FRACTION_DIGITS = 6;
 
-/** A value quoted in a message: strings as they are, other JSON values as JSON, cut when long. */
+/**
+ * A value quoted in a message: strings as they are, other JSON values as JSON, cut when long; a
+ * NUL or a lone surrogate (a cut may leave one) shown harmlessly, since the message is stored.
+ */
 function shown(value: unknown): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  return printable(text.length > 60 ? `${text.slice(0, 60)}…` : text);
 }
+
+/** A string with blanks before or after it (only asked of a value already refused). */
+const hasBlankEdges = (value: unknown): boolean => typeof value === 'string' && value !== value.trim();
 
 // Absent, null and blank are all "missing": a CSV empty cell and an NDJSON "" mean the same.
 const isMissing = (value: unknown): boolean =>
@@ -77,29 +84,52 @@ function instantParts(text: string): RegExpExecArray | undefined {
   return real ? m : undefined;
 }
 
-/** True for an ISO 8601 instant with Z or an offset that names a real calendar date and time. */
+/**
+ * Whether the instant, in UTC, falls outside 0001-01-01T00:00:00Z – 9999-12-31T23:59:59.999999Z
+ * (issue 18, finding 4): `9999-12-31T23:30:00-01:00` is in year 10000, whose day has no ISO date
+ * (T1, T2). Only the first and last days of that span can cross it, by their offset: the others
+ * cost two string comparisons (I3).
+ */
+function outsideYears(m: RegExpExecArray): boolean {
+  const first = m[1] === '0001' && m[2] === '01' && m[3] === '01';
+  const last = m[1] === '9999' && m[2] === '12' && m[3] === '31';
+  if (!(first || last) || m[8] === undefined) return false;
+  const offset = (Number(m[9]) * 60 + Number(m[10])) * (m[8] === '-' ? -1 : 1);
+  const utcMinutes = Number(m[4]) * 60 + Number(m[5]) - offset; // whole-minute offsets: seconds never cross
+  return first ? utcMinutes < 0 : utcMinutes >= 24 * 60;
+}
+
+/** True for an ISO 8601 instant with Z or an offset that names a real calendar date and time in 0001–9999 UTC. */
 export function isIsoInstant(text: string): boolean {
-  return instantParts(text) !== undefined;
+  const parts = instantParts(text);
+  return parts !== undefined && !outsideYears(parts);
 }
 
 // An amount already written as stored (no leading zero, two decimals): most files write them so.
 const STORED_AMOUNT = /^(?:0|[1-9]\d{0,12})\.\d\d$/;
 
-/** The exact two-decimal text of an amount, or undefined when it is not a decimal ≥ 0 with ≤ 2 decimals. */
+/**
+ * The exact two-decimal text of an amount, or undefined when it is not a decimal ≥ 0 with ≤ 2
+ * decimals. Written exactly, in NDJSON strings and CSV cells alike (issue 18, finding 6): no sign,
+ * no leading or trailing point, no blanks around it (` 5` is refused as `+5` and `.5` are).
+ */
 export function parseAmount(value: unknown): string | undefined {
   if (typeof value === 'string' && STORED_AMOUNT.test(value)) return value;
   // A JSON number of at most 15 significant digits prints back to the digits that were written.
   const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
   if (typeof text !== 'string') return undefined;
-  const m = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text.trim());
+  const m = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
   if (!m) return undefined;
   const whole = m[1]!.replace(/^0+(?=\d)/, '');
   if (whole.length > MAX_AMOUNT_DIGITS) return undefined;
   return `${whole}.${(m[2] ?? '').padEnd(2, '0')}`;
 }
 
+const BLANK_EDGES = 'pas d’espace avant ou après le nombre';
+
 function amountProblem(raw: unknown): string {
-  const tooLong = /^\d+(\.\d{1,2})?$/.test(String(raw).trim());
+  if (hasBlankEdges(raw)) return `montant invalide « ${shown(raw)} » : ${BLANK_EDGES}`;
+  const tooLong = /^\d+(\.\d{1,2})?$/.test(String(raw));
   return tooLong
     ? `montant trop grand « ${shown(raw)} » : au plus ${MAX_AMOUNT_DIGITS} chiffres avant la virgule`
     : `montant invalide « ${shown(raw)} » : nombre décimal ≥ 0 avec au plus 2 décimales attendu`;
@@ -111,19 +141,23 @@ const cents = (amount: string): number => Number(amount.replace('.', ''));
 function parseItems(value: unknown): number | undefined {
   if (typeof value === 'number')
     return Number.isInteger(value) && value >= 0 && value <= MAX_ITEMS ? value : undefined;
-  if (typeof value !== 'string' || !/^\d+$/.test(value.trim())) return undefined;
-  const items = Number(value.trim());
+  // Digits only, as amounts (issue 18, finding 6): blanks around them are refused, not trimmed.
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) return undefined;
+  const items = Number(value);
   return items <= MAX_ITEMS ? items : undefined;
 }
 
 /** Records a problem with the field being checked; returns undefined for the missing value. */
 type Fail = (message: string) => undefined;
 
-// Required text: present, a string, not blank; PostgreSQL text cannot hold a NUL character.
+// Required text: present, a string, not blank; PostgreSQL text cannot hold a NUL character, and a
+// lone surrogate is no Unicode text (it would be stored as U+FFFD without a word: finding 6).
+// isWellFormed is native and answers at once for Latin-1 strings, most lines' (I3).
 function requiredText(value: unknown, fail: Fail): string | undefined {
   if (isMissing(value)) return fail('champ obligatoire manquant');
   if (typeof value !== 'string') return fail(`texte attendu, reçu « ${shown(value)} »`);
-  if (value.includes('\u0000')) return fail('caractère nul interdit');
+  if (value.includes('\u0000')) return fail(NUL_REFUSED);
+  if (!value.isWellFormed()) return fail(SURROGATE_REFUSED);
   return value;
 }
 
@@ -184,6 +218,11 @@ function createdAtOf(value: unknown, fail: Fail): string | undefined {
       `date invalide « ${shown(value)} » : instant ISO 8601 avec Z ou décalage attendu (ex. 2026-03-01T23:30:00+01:00)`,
     );
   }
+  if (outsideYears(parts)) {
+    return fail(
+      `date hors limites « ${shown(value)} » : en UTC, l’instant doit tomber entre le 1er janvier de l’an 1 et le 31 décembre 9999`,
+    );
+  }
   // PostgreSQL keeps microseconds and rounds further digits, which could carry 23:59:59.9999995Z
   // into the next day (T1): digits past the microsecond are dropped instead.
   const fraction = parts[7] ?? '';
@@ -205,7 +244,12 @@ function customerOf(value: unknown, fail: Fail, customerKey: Buffer): string | n
 
 function itemsOf(value: unknown, fail: Fail): number | undefined {
   if (isMissing(value)) return fail('champ obligatoire manquant');
-  return parseItems(value) ?? fail(`quantité invalide « ${shown(value)} » : entier ≥ 0 attendu`);
+  return (
+    parseItems(value) ??
+    fail(
+      `quantité invalide « ${shown(value)} » : entier ≥ 0 attendu${hasBlankEdges(value) ? `, ${BLANK_EDGES}` : ''}`,
+    )
+  );
 }
 
 function requiredAmount(value: unknown, fail: Fail): string | undefined {

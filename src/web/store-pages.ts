@@ -27,15 +27,19 @@ function importReport(result: ImportResult): Html {
   return html`<section class="card" aria-labelledby="import-result" id="import-report">
     <h2 id="import-result">${result.refused ? 'Import refusé' : 'Import terminé'}</h2>
     ${
-      result.refused
+      result.refused && result.fileError !== undefined
         ? html`<p class="alert" role="alert">
-            ${result.rejected} ligne(s) invalide(s) : aucune commande n’a été importée. Corrigez le fichier,
-            ou cochez « importer les lignes valides ».
+            Fichier refusé : ${result.fileError}. Aucune commande n’a été importée.
           </p>`
-        : html`<p class="notice" role="status">
-            ${result.imported} commande(s) importée(s), ${result.updated} remplacée(s), ${result.rejected}
-            ligne(s) refusée(s).
-          </p>`
+        : result.refused
+          ? html`<p class="alert" role="alert">
+              ${result.rejected} ligne(s) invalide(s) : aucune commande n’a été importée. Corrigez le fichier,
+              ou cochez « importer les lignes valides ».
+            </p>`
+          : html`<p class="notice" role="status">
+              ${result.imported} commande(s) importée(s), ${result.updated} remplacée(s), ${result.rejected}
+              ligne(s) refusée(s).
+            </p>`
     }
     ${
       errors.length > 0
@@ -402,6 +406,9 @@ function jobView(job: ImportJob): Html {
       <p class="alert" role="alert">${job.message ?? 'Import échoué.'}</p>
       <p><a href="/settings/stores">Retour aux boutiques</a></p>
     </section>`;
-  return html`${importReport({ ...job, errors: [...job.errors], refused: job.state === 'refused' })}
+  const refused = job.state === 'refused';
+  // A refused job's message is why the whole file was (its encoding: issue 18, finding 3).
+  const fileError = refused && job.message !== null ? { fileError: job.message } : {};
+  return html`${importReport({ ...job, errors: [...job.errors], refused, ...fileError })}
     <p><a href="/settings/stores">Retour aux boutiques</a></p>`;
 }

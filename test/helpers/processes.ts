@@ -13,7 +13,11 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string | Buffer,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, cwd: ROOT });
     let stdout = '';

@@ -142,6 +142,45 @@ describe('sales-metrics command while the server runs (X1)', () => {
     assert.deepEqual(JSON.parse(result.stdout), { imported: 1, updated: 0, rejected: 0 });
   });
 
+  test('issue 18, findings 3, 4, 6: standard input with a NUL line, year 10000, a lone surrogate and a blank amount: each refused on its line; in UTF-16, refused whole', async () => {
+    const order = {
+      store: 'https://stdin.example',
+      created_at: '2026-05-03T10:00:00Z',
+      status: 'ok',
+      items: 1,
+    };
+    const lines = [
+      JSON.stringify({ ...order, id: 's1', total: '5' }),
+      '\u0000',
+      JSON.stringify({ ...order, id: 's3', total: '5', created_at: '9999-12-31T23:30:00-01:00' }),
+      JSON.stringify({ ...order, id: 's4', total: '5', status: 'x\ud800' }),
+      JSON.stringify({ ...order, id: 's5', total: ' 5' }),
+    ].join('\n');
+    const refused = await runCli(['import', '--org', 'epicerie-fine', '-'], env, lines);
+    assert.equal(refused.code, 1);
+    for (const expected of [
+      /-:2 : \(ligne\) : caractère nul/,
+      /-:3 : created_at : date hors limites/,
+      /-:4 : status : caractère invalide : moitié de paire UTF-16 isolée/,
+      /-:5 : total : montant invalide « {2}5 » : pas d’espace avant ou après le nombre/,
+    ])
+      assert.match(refused.stderr, expected);
+    const skipped = await runCli(
+      ['import', '--org', 'epicerie-fine', '--skip-invalid', '--json', '-'],
+      env,
+      lines,
+    );
+    assert.equal(skipped.code, 0, skipped.stderr);
+    assert.deepEqual(JSON.parse(skipped.stdout), { imported: 1, updated: 0, rejected: 4 });
+    const utf16 = await runCli(
+      ['import', '--org', 'epicerie-fine', '--skip-invalid', '-'],
+      env,
+      Buffer.from(`\uFEFF${lines}`, 'utf16le'),
+    );
+    assert.equal(utf16.code, 1);
+    assert.match(utf16.stderr, /Import refusé : le fichier est en UTF-16 LE, pas en UTF-8/);
+  });
+
   test('user create reads the password on standard input and never prints it', async () => {
     const result = await runCli(
       [

@@ -1,5 +1,7 @@
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +13,14 @@ import {
   refusalMessage,
   STAGING_BATCH,
 } from '../../src/ingest/import.js';
-import { recoverInterruptedImports } from '../../src/ingest/jobs.js';
+import {
+  FAILED,
+  INTERRUPTED,
+  INTERRUPTED_PASS,
+  findJob,
+  recoverInterruptedImports,
+  type ImportJob,
+} from '../../src/ingest/jobs.js';
 import { createImportLines, importLinesTables } from '../../src/ingest/staging.js';
 import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
 import { addStore } from '../../src/domain/stores.js';
@@ -740,4 +749,233 @@ test('I3: onProgress reports the lines read and a rate about every half second',
   assert.equal(seen.length, 1);
   assert.equal(seen[0]!.lines, 512);
   assert.ok(seen[0]!.ordersPerSecond > 0);
+});
+
+// Issue 18, finding 3: what a job row says matches what was written, whatever the file holds.
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'import-test-'));
+after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+function writeFile(name: string, content: string | Buffer): string {
+  const file = path.join(scratch, name);
+  fs.writeFileSync(file, content);
+  return file;
+}
+
+/** The organization's latest job, as its page reads it. */
+async function latestJob(organizationId = org): Promise<ImportJob> {
+  const [row] = await db.query<{ id: string }>(
+    'SELECT id FROM import_jobs WHERE organization_id = $1 ORDER BY created_at DESC LIMIT 1',
+    [organizationId],
+  );
+  const job = row && (await findJob(db, organizationId, row.id));
+  assert.ok(job, 'a job row');
+  return job;
+}
+
+const NUL_REFUSED = 'caractère nul (U+0000) interdit : la base de données ne peut pas le garder';
+const line = (id: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify(order(id, '2026-01-01T00:00:00Z', extra));
+// A NUL byte on a line of its own, a `\u0000` escape in a status and in a field no one reads.
+const NUL_FILE = [
+  line('1'),
+  '\u0000',
+  line('3', { status: 'a\u0000b' }),
+  line('4', { note: 'x\u0000' }),
+  line('5'),
+];
+
+test('issue 18, finding 3, I1: a NUL, raw or escaped, is an error on its line; the job says refused, with the lines', async () => {
+  const result = await importOrderFile(db, org, writeFile('nul.ndjson', `${NUL_FILE.join('\n')}\n`));
+  assert.equal(result.refused, true);
+  assert.deepEqual(
+    result.errors.map((e) => [e.line, e.field, e.message]),
+    [
+      [2, '(ligne)', NUL_REFUSED],
+      [3, 'status', NUL_REFUSED],
+      [4, 'note', NUL_REFUSED],
+    ],
+  );
+  const job = await latestJob();
+  assert.deepEqual(
+    [job.state, job.linesRead, job.imported, job.rejected, job.errors.length, job.message],
+    ['refused', 5, 0, 3, 3, null],
+  );
+  assert.equal(job.errors[0]?.line, 2);
+  assert.equal(await count('orders'), 0);
+});
+
+test('issue 18, finding 3, I1: with skipInvalid, a file with NUL lines imports the others and its job says succeeded, then and after a restart', async () => {
+  const result = await importOrderFile(db, org, writeFile('nul-skip.ndjson', NUL_FILE.join('\n')), {
+    skipInvalid: true,
+  });
+  assert.deepEqual([result.imported, result.rejected, result.refused], [2, 3, false]);
+  const check = async () => {
+    const job = await latestJob();
+    assert.deepEqual(
+      [job.state, job.linesRead, job.imported, job.updated, job.rejected, job.errorCount, job.message],
+      ['succeeded', 5, 2, 0, 3, 3, null],
+    );
+    assert.deepEqual(
+      job.errors.map((e) => e.line),
+      [2, 3, 4],
+    );
+  };
+  await check();
+  // A restart marks every unfinished job as interrupted: this one is finished.
+  await recoverInterruptedImports(db, { everyJob: true });
+  await check();
+  assert.equal(await count('orders'), 2);
+});
+
+test('issue 18, finding 3: a UTF-16 file is refused whole at once, by name, skipInvalid or not; its job says why', async () => {
+  const ndjson = `${line('1')}\n${line('2')}\n`;
+  const csv = 'store,id,created_at,status,items,total\nhttps://s.example,1,2026-01-01T00:00:00Z,ok,1,5\n';
+  const files = [
+    writeFile('utf16.ndjson', Buffer.from(`\uFEFF${ndjson}`, 'utf16le')),
+    writeFile('utf16-no-mark.csv', Buffer.from(csv, 'utf16le')),
+    writeFile('utf16be.csv', Buffer.from(`\uFEFF${csv}`, 'utf16le').swap16()),
+  ];
+  for (const file of files) {
+    for (const skipInvalid of [false, true]) {
+      const result = await importOrderFile(db, org, file, { skipInvalid });
+      const name = `${path.basename(file)}, skipInvalid ${skipInvalid}`;
+      assert.equal(result.refused, true, name);
+      assert.match(
+        result.fileError ?? '',
+        /^le fichier est en UTF-16 [LB]E, pas en UTF-8 .* enregistrez-le en UTF-8/,
+        name,
+      );
+      assert.deepEqual(
+        result.errors.map((e) => [e.line, e.field]),
+        [[1, '(fichier)']],
+        name,
+      );
+      assert.match(
+        refusalMessage(result),
+        /^Import refusé : le fichier est en UTF-16 .* aucune commande n'a été importée$/,
+      );
+      const job = await latestJob();
+      assert.deepEqual([job.state, job.imported, job.message], ['refused', 0, result.fileError], name);
+    }
+  }
+  assert.equal(await count('orders'), 0);
+});
+
+test('issue 18, finding 3: bytes that are not UTF-8 refuse the whole file, skipInvalid or not, though lines before them were valid', async () => {
+  const lines = Array.from({ length: 3000 }, (_, i) => line(String(i + 1)));
+  const file = writeFile(
+    'latin1.ndjson',
+    Buffer.concat([
+      Buffer.from(`${lines.join('\n')}\n`),
+      Buffer.from('{"status":"r\xe9gl\xe9"}\n', 'latin1'),
+    ]),
+  );
+  const result = await importOrderFile(db, org, file, { skipInvalid: true });
+  assert.equal(result.refused, true);
+  assert.deepEqual(
+    result.errors.map((e) => [e.line, e.field]),
+    [[3001, '(fichier)']],
+  );
+  assert.match(result.fileError ?? '', /^le fichier n’est pas en UTF-8/);
+  assert.equal((await latestJob()).state, 'refused');
+  assert.equal(await count('orders'), 0, 'I1: nothing written, on a server not even streamed orders');
+});
+
+test('issue 18, findings 4, 6: the same rules in NDJSON and CSV: year 10000 in UTC, a lone surrogate, blanks around an amount or items', async () => {
+  const header = 'store,id,created_at,status,items,total,tax_total';
+  const csv = [
+    header,
+    'https://s.example,1,9999-12-31T23:30:00-01:00,ok,1,5,',
+    'https://s.example,2,0001-01-01T00:30:00+01:00,ok,1,5,',
+    'https://s.example,3,2026-01-01T00:00:00Z,ok,1, 5,',
+    'https://s.example,4,2026-01-01T00:00:00Z,ok,1,5,5 ',
+    'https://s.example,5,2026-01-01T00:00:00Z,ok, 1,5,',
+    'https://s.example,6,9999-12-31T23:30:00+01:00,ok,1,5,',
+  ].join('\n');
+  const ndjson = [
+    line('1', { created_at: '9999-12-31T23:30:00-01:00' }),
+    line('2', { created_at: '0001-01-01T00:30:00+01:00' }),
+    line('3', { total: ' 5' }),
+    line('4', { tax_total: '5 ' }),
+    line('5', { items: ' 1' }),
+    line('6', { created_at: '9999-12-31T23:30:00+01:00' }),
+    '{"store":"https://s.example","id":"7","created_at":"2026-01-01T00:00:00Z","status":"\\ud800x","items":1,"total":"5"}',
+  ].join('\n');
+  for (const [name, content, lineOf] of [
+    ['rules.csv', csv, (n: number) => n + 1],
+    ['rules.ndjson', ndjson, (n: number) => n],
+  ] as const) {
+    const result = await importOrderFile(db, org, writeFile(name, content), { skipInvalid: true });
+    const expected: [number, string][] = [
+      [lineOf(1), 'created_at'],
+      [lineOf(2), 'created_at'],
+      [lineOf(3), 'total'],
+      [lineOf(4), 'tax_total'],
+      [lineOf(5), 'items'],
+    ];
+    if (name.endsWith('.ndjson')) expected.push([7, 'status']);
+    assert.deepEqual(
+      result.errors.map((e) => [e.line, e.field]),
+      expected,
+      name,
+    );
+    assert.match(result.errors[0]!.message, /^date hors limites/);
+    assert.match(result.errors[2]!.message, /pas d’espace avant ou après le nombre$/);
+    assert.deepEqual([result.imported + result.updated, result.rejected], [1, expected.length], name);
+  }
+  const stored = await storedOrders();
+  assert.deepEqual(
+    stored.map((o) => [o.id, o.created_at, o.status]),
+    [
+      ['6', '9999-12-31T22:30:00.000Z', 'completed'],
+      ['6', '9999-12-31T22:30:00.000Z', 'ok'],
+    ],
+    'only the instant inside 9999; no status stored as U+FFFD',
+  );
+});
+
+for (const into of ['an organization without orders', 'an organization with orders']) {
+  test(`issue 18, finding 3: into ${into}, when its result cannot be recorded the import writes nothing and its job says failed`, async () => {
+    if (into.endsWith('with orders')) await importOrderRecords(db, org, [order('0', '2026-01-01T00:00:00Z')]);
+    const before = await count('orders');
+    // A fault of the database on the job row's update to succeeded (a real trigger, nothing mocked).
+    await db.query(`CREATE OR REPLACE FUNCTION refuse_success() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.state = 'succeeded' AND NEW.organization_id = ${Number(org)} THEN
+          RAISE EXCEPTION 'job row cannot be written';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await db.query(`CREATE TRIGGER refuse_success BEFORE UPDATE ON import_jobs
+      FOR EACH ROW EXECUTE FUNCTION refuse_success()`);
+    try {
+      const file = writeFile('ok.ndjson', [line('1'), line('2')].join('\n'));
+      await assert.rejects(importOrderFile(db, org, file));
+    } finally {
+      await db.query('DROP TRIGGER refuse_success ON import_jobs');
+      await db.query('DROP FUNCTION refuse_success()');
+    }
+    assert.equal(await count('orders'), before, 'the orders went with the job row');
+    const job = await latestJob();
+    assert.deepEqual([job.state, job.message], ['failed', FAILED]);
+    await recoverInterruptedImports(db, { everyJob: true });
+    assert.equal((await latestJob()).state, 'failed');
+  });
+}
+
+test('issue 18, finding 3: a restart says a killed file import wrote nothing, and a killed connector pass kept its pages', async () => {
+  const file = '00000000-0000-4000-8000-0000000000b1';
+  const pass = '00000000-0000-4000-8000-0000000000b2';
+  for (const [id, origin] of [
+    [file, 'cli'],
+    [pass, 'connector'],
+  ])
+    await db.query(
+      `INSERT INTO import_jobs (id, organization_id, origin, state, heartbeat_at) VALUES ($1, $2, $3, 'running', now())`,
+      [id, org, origin],
+    );
+  await recoverInterruptedImports(db, { everyJob: true });
+  const message = async (id: string) => (await findJob(db, org, id))?.message;
+  assert.equal(await message(file), INTERRUPTED);
+  assert.equal(await message(pass), INTERRUPTED_PASS);
 });

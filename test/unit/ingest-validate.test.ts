@@ -153,7 +153,7 @@ test('amounts: 0, 1 or 2 decimals, as JSON numbers or strings, become exact two-
   assert.equal(parseAmount(19.99), '19.99');
   assert.equal(parseAmount('12'), '12.00');
   assert.equal(parseAmount('12.3'), '12.30');
-  assert.equal(parseAmount(' 007.05 '), '7.05');
+  assert.equal(parseAmount('007.05'), '7.05');
   assert.equal(parseAmount('9999999999999.99'), '9999999999999.99');
   assert.equal(parseAmount(9999999999999.99), '9999999999999.99');
 });
@@ -171,6 +171,9 @@ test('amounts: 3 decimals, negative, too large, not a number → refused', () =>
     '5.',
     'abc',
     '10000000000000',
+    ' 5',
+    '5 ',
+    ' 007.05 ',
     true,
     {},
     [],
@@ -304,4 +307,94 @@ test('T1: digits past the microsecond are dropped, so an instant never rounds in
   );
   assert.ok(result.ok);
   assert.equal(result.order.createdAt, '2026-03-01T23:59:59.999999Z');
+});
+
+test('issue 18, finding 4 (T1, T2): an instant outside 0001-01-01T00:00Z – 9999-12-31T23:59:59.999999Z in UTC is refused', () => {
+  for (const outside of [
+    '9999-12-31T23:30:00-01:00', // 10000-01-01T00:30Z
+    '9999-12-31T23:00:00-01:00',
+    '9999-12-31T12:00:00-12:00',
+    '0001-01-01T00:30:00+01:00', // year 0 in UTC
+    '0001-01-01T00:00:00.5+00:01',
+    '0001-01-01T13:59:59+14:00',
+  ]) {
+    assert.ok(!isIsoInstant(outside), outside);
+    const result = validateOrder({ ...valid, created_at: outside }, KEY);
+    assert.deepEqual(!result.ok && result.errors.map((e) => e.field), ['created_at'], outside);
+    assert.match(!result.ok ? result.errors[0]!.message : '', /^date hors limites « .* » : en UTC/, outside);
+  }
+  for (const inside of [
+    '9999-12-31T23:59:59.999999Z',
+    '9999-12-31T22:59:59.999-01:00',
+    '9999-12-31T23:30:00+01:00',
+    '9999-12-31T23:30:00-00:00',
+    '0001-01-01T00:00:00Z',
+    '0001-01-01T00:30:00-01:00',
+    '0001-01-01T01:00:00+01:00',
+  ]) {
+    assert.ok(isIsoInstant(inside), inside);
+    assert.equal(accepted({ ...valid, created_at: inside }).createdAt, inside);
+  }
+});
+
+test('issue 18, finding 6: a lone surrogate in any text field is refused; a surrogate pair is text', () => {
+  for (const field of ['store', 'id', 'status', 'customer_email']) {
+    for (const lone of ['\ud800x', 'x\udfff', '\udc00\ud800']) {
+      const value = field === 'store' ? `https://s.example/${lone}` : lone;
+      const result = validateOrder({ ...valid, [field]: value }, KEY);
+      assert.ok(!result.ok, `${field}: ${JSON.stringify(value)}`);
+      assert.deepEqual(result.errors, [
+        {
+          field,
+          message:
+            'caractère invalide : moitié de paire UTF-16 isolée (\\ud800–\\udfff), ce n’est pas du texte Unicode',
+        },
+      ]);
+    }
+  }
+  assert.equal(accepted({ ...valid, status: 'livré 📦' }).status, 'livré 📦');
+});
+
+test('issue 18, finding 6: amounts and items with blanks around them are refused, as +5 and .5 are', () => {
+  for (const field of ['total', 'tax_total', 'refund_total']) {
+    for (const blank of [' 5', '5 ', '\t5', ' 5.00', '\u00a05', '5\r']) {
+      const result = validateOrder({ ...valid, [field]: blank }, KEY);
+      assert.ok(!result.ok, `${field}: ${JSON.stringify(blank)}`);
+      assert.equal(result.errors[0]?.field, field);
+      assert.match(
+        result.errors[0]?.message ?? '',
+        /^montant invalide « .* » : pas d’espace avant ou après le nombre$/s,
+      );
+    }
+    for (const bad of ['+5', '.5', '5.']) assert.deepEqual(faultyFields({ ...valid, [field]: bad }), [field]);
+  }
+  for (const blank of [' 5', '5 ', '\t5']) {
+    const result = validateOrder({ ...valid, items: blank }, KEY);
+    assert.ok(!result.ok, JSON.stringify(blank));
+    assert.match(
+      result.errors[0]?.message ?? '',
+      /entier ≥ 0 attendu, pas d’espace avant ou après le nombre$/,
+    );
+  }
+  assert.deepEqual(faultyFields({ ...valid, items: '+5' }), ['items']);
+  // Blank only is still missing: an optional amount defaults to 0, a required one is missing.
+  assert.equal(accepted({ ...valid, tax_total: '   ' }).taxTotal, '0.00');
+  assert.deepEqual(faultyFields({ ...valid, total: '  ' }), ['total']);
+});
+
+test('issue 18, finding 3: a message never quotes a NUL or a lone surrogate (messages are stored)', () => {
+  const result = validateOrder(
+    { ...valid, billing_country: 'F\u0000', total: '1\u0000', items: '\ud800', created_at: '\u0000' },
+    KEY,
+  );
+  assert.ok(!result.ok);
+  assert.deepEqual(
+    result.errors.map((e) => e.field),
+    ['created_at', 'billing_country', 'items', 'total'],
+  );
+  for (const error of result.errors) {
+    assert.ok(!error.message.includes('\u0000'), error.message);
+    assert.ok(error.message.isWellFormed(), error.message);
+  }
+  assert.match(result.errors[1]!.message, /« F␀ »/);
 });

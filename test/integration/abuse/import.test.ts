@@ -27,6 +27,16 @@ const VALID = {
   total: '10.00',
 };
 
+// Issue 18, finding 3: a NUL byte on a line of its own and a `\u0000` escape, between valid lines.
+const NUL_LINES = [
+  JSON.stringify({ ...VALID, id: 'n1' }),
+  '\u0000',
+  JSON.stringify({ ...VALID, id: 'n3', status: 'a\u0000b' }),
+  JSON.stringify({ ...VALID, id: 'n4' }),
+];
+const CSV_ORDER =
+  'store,id,created_at,status,items,total\nhttps://shop.example,c1,2026-03-01T10:00:00Z,ok,1,5\n';
+
 describe('issue 7: imports', () => {
   let service: TestService;
   let org: Organization;
@@ -246,6 +256,54 @@ describe('issue 7: imports', () => {
     assert.equal(await count('orders'), 0);
     assert.equal(await count('stores'), 0);
   });
+
+  test('issue 18, finding 3: uploads with NUL lines or in UTF-16, with and without « importer les lignes valides »: the job page says what was written', async () => {
+    const nulOrg = await createOrganization(service.db, { name: 'Nul' });
+    await addUserToOrganization(service.db, nulOrg.id, 'nul@example.com', 'long enough password');
+    const browser = new Client(service.baseUrl);
+    await browser.login('nul@example.com');
+    const send = async (name: string, content: Blob, skipInvalid: boolean) =>
+      finishedJob(
+        await browser.upload(
+          '/settings/stores/import',
+          {
+            _csrf: await browser.token('/settings/stores'),
+            ...(skipInvalid ? { skip_invalid: '1' } : {}),
+          },
+          { name, content },
+        ),
+        browser,
+      );
+    const nul = new Blob([NUL_LINES.join('\n')]);
+    const refused = await send('nul.ndjson', nul, false);
+    assert.equal(refused.status, 422);
+    assert.match(refused.page, /Import refusé/);
+    assert.match(refused.page, /<td>2<\/td>\s*<td>\(ligne\)<\/td>\s*<td>caractère nul \(U\+0000\) interdit/);
+    assert.match(refused.page, /<td>3<\/td>\s*<td>status<\/td>\s*<td>caractère nul/);
+    assert.doesNotMatch(refused.page, /erreur interne|Unicode escape/);
+    const skipped = await send('nul.ndjson', nul, true);
+    assert.equal(skipped.status, 200);
+    assert.match(skipped.page, /Import terminé/);
+    assert.match(
+      skipped.page,
+      /2 commande\(s\) importée\(s\), 0 remplacée\(s\), 2\s+ligne\(s\) refusée\(s\)/,
+    );
+    for (const skipInvalid of [false, true]) {
+      const utf16 = await send(
+        'export.csv',
+        new Blob([Buffer.from(`\uFEFF${CSV_ORDER}`, 'utf16le')]),
+        skipInvalid,
+      );
+      assert.equal(utf16.status, 422);
+      assert.match(utf16.page, /Fichier refusé : le fichier est en UTF-16 LE, pas en UTF-8/);
+      assert.match(utf16.page, /Import du fichier|export\.csv|Import refusé/);
+    }
+    const [stored] = await service.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM orders WHERE organization_id = $1',
+      [nulOrg.id],
+    );
+    assert.equal(stored?.n, 2, 'the two valid lines, once');
+  });
 });
 
 /**
@@ -412,4 +470,87 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
       }
     },
   );
+});
+
+describe('issue 18, finding 3: a job says what was written, from the CLI, after a restart', () => {
+  test('CLI imports of NUL lines and of a UTF-16 file, with and without --skip-invalid: each says what it did, and so do their job pages after a restart', async () => {
+    const { config, drop } = await freshConfig();
+    const env: Record<string, string> = config.databaseUrl
+      ? { DATABASE_URL: config.databaseUrl, SECRET_KEY: config.secretKey.toString('hex') }
+      : { DATA_DIR: config.dataDir };
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nul-import-'));
+    try {
+      const cli = (args: string[], stdin?: string) => runCli(args, env, stdin);
+      assert.equal((await cli(['migrate'])).code, 0);
+      assert.equal((await cli(['org', 'create', '--name', 'Nul'])).code, 0);
+      const user = await cli(
+        ['user', 'create', '--org', 'nul', '--email', 'nul@example.com', '--password-stdin'],
+        'long enough password\n',
+      );
+      assert.equal(user.code, 0, user.stderr);
+      const nul = path.join(dir, 'nul.ndjson');
+      fs.writeFileSync(nul, NUL_LINES.join('\n'));
+      const utf16 = path.join(dir, 'export.csv');
+      fs.writeFileSync(utf16, Buffer.from(`\uFEFF${CSV_ORDER}`, 'utf16le'));
+
+      const refused = await cli(['import', '--org', 'nul', nul]);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /Import refusé : 2 ligne\(s\) invalide\(s\)/);
+      assert.match(refused.stderr, /nul\.ndjson:2 : \(ligne\) : caractère nul \(U\+0000\) interdit/);
+      assert.match(refused.stderr, /nul\.ndjson:3 : status : caractère nul/);
+      assert.doesNotMatch(refused.stdout + refused.stderr, /Unicode escape|erreur interne/);
+      assert.match(refused.stdout, /0 commandes importées, 0 remplacées, 2 lignes refusées/);
+      const skipped = await cli(['import', '--org', 'nul', '--skip-invalid', '--json', nul]);
+      assert.equal(skipped.code, 0, skipped.stderr);
+      assert.deepEqual(JSON.parse(skipped.stdout), { imported: 2, updated: 0, rejected: 2 });
+      for (const skip of [[], ['--skip-invalid']]) {
+        const encoding = await cli(['import', '--org', 'nul', ...skip, utf16]);
+        assert.equal(encoding.code, 1, 'refused, --skip-invalid or not');
+        assert.match(
+          encoding.stderr,
+          /export\.csv : Import refusé : le fichier est en UTF-16 LE, pas en UTF-8/,
+        );
+        assert.match(encoding.stderr, /export\.csv:1 : \(fichier\) : le fichier est en UTF-16 LE/);
+      }
+      const db = await openDatabase(config, { role: 'cli' });
+      const jobs = await db
+        .query<{ id: string }>('SELECT id FROM import_jobs ORDER BY created_at')
+        .finally(() => db.close());
+      assert.equal(jobs.length, 4);
+
+      // The restart: a start marks unfinished jobs as interrupted (every one, on the embedded engine).
+      const server = await startServer(env);
+      try {
+        const browser = new Client(server.baseUrl);
+        assert.equal((await browser.login('nul@example.com')).status, 303);
+        const pages = await Promise.all(
+          jobs.map(async ({ id }) => {
+            const response = await browser.get(`/settings/stores/imports/${id}`);
+            return { status: response.status, page: await response.text() };
+          }),
+        );
+        const [first, second, third, fourth] = pages;
+        assert.equal(first?.status, 422);
+        assert.match(first?.page ?? '', /2 ligne\(s\) invalide\(s\) : aucune commande n’a été importée/);
+        assert.match(first?.page ?? '', /<td>2<\/td>\s*<td>\(ligne\)<\/td>\s*<td>caractère nul/);
+        assert.equal(second?.status, 200);
+        assert.match(
+          second?.page ?? '',
+          /2 commande\(s\) importée\(s\), 0 remplacée\(s\), 2\s+ligne\(s\) refusée\(s\)/,
+        );
+        for (const page of [third, fourth]) {
+          assert.equal(page?.status, 422);
+          assert.match(page?.page ?? '', /Fichier refusé : le fichier est en UTF-16 LE/);
+        }
+        for (const page of pages) assert.doesNotMatch(page.page, /en cours|interrompu|erreur interne/);
+        const api = await fetch(`${server.baseUrl}/healthz`);
+        assert.equal(api.status, 200);
+      } finally {
+        assert.equal(await server.stop(), 0);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+      await drop();
+    }
+  });
 });

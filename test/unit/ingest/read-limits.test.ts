@@ -42,7 +42,7 @@ test('finding 1: a line of exactly the bound is read', async () => {
   assert.ok(entry && 'record' in entry);
 });
 
-test('finding 13: bytes that are not UTF-8 are an error naming their line, never replaced', async () => {
+test('finding 13, issue 18 finding 3: bytes that are not UTF-8 are an error naming their line, never replaced; the file is not read further', async () => {
   const latin1 = Buffer.concat([
     Buffer.from('{"id":"1"}\n{"status":"r'),
     Buffer.from([0xe9]), // é in Latin-1
@@ -50,9 +50,13 @@ test('finding 13: bytes that are not UTF-8 are an error naming their line, never
   ]);
   const ndjson = await all(readNdjson(Readable.from([latin1])));
   assert.deepEqual(lineErrors(ndjson), [
-    { line: 2, message: 'octets invalides en UTF-8 : enregistrez le fichier en UTF-8' },
+    {
+      line: 2,
+      message:
+        'le fichier n’est pas en UTF-8 (octets invalides sur cette ligne : Windows-1252 ou Latin-1 ?) : enregistrez-le en UTF-8 (import refusé en entier)',
+    },
   ]);
-  assert.equal(ndjson.length, 3);
+  assert.equal(ndjson.length, 2, 'the file is refused: line 3 is not read');
   // A UTF-8 character split across two chunks is fine.
   const split = Buffer.from('{"status":"réglé"}\n');
   const [entry] = await all(readNdjson(Readable.from([split.subarray(0, 13), split.subarray(13)])));
