@@ -122,7 +122,6 @@ export const STORE_COMMANDS: Record<string, Command> = {
         context.print(
           {
             address: connected.address,
-            platform: connected.platform,
             webhookUrl,
             ...(secret ? { webhookSecret: secret } : {}),
           },
