@@ -23,6 +23,9 @@ describe('Boutiques page: connecting a Shopify shop (issue 21)', () => {
   before(async () => {
     shop = await FakeShopify.start({ seed: 31 });
     shop.addOrders(200);
+    // No voided or expired order: the Report settings page must offer them all the same.
+    for (const order of shop.allOrders())
+      if (['VOIDED', 'EXPIRED'].includes(order.financialStatus ?? '')) order.financialStatus = 'PAID';
     service = await startTestService(FAST_SYNC_ENV, { storeCa: shop.ca });
     const { org } = await service.addOrganization('Boutique Shopify Web', []);
     organizationId = org.id;
@@ -43,9 +46,15 @@ describe('Boutiques page: connecting a Shopify shop (issue 21)', () => {
       ...fields,
     });
 
+  const offered = async () => {
+    const page = await (await client.get('/settings/report')).text();
+    return [...page.matchAll(/name="excluded" value="([^"]+)"/g)].map((m) => m[1]);
+  };
+
   test('the page offers it; a refused token: the error by the Shopify form, the token not sent back', async () => {
     const page = await (await client.get('/settings/stores')).text();
     assert.match(page, /<h2>Connecter une boutique Shopify<\/h2>/);
+    assert.ok(!(await offered()).includes('voided'), 'no Shopify status before a Shopify store');
     const wrong = `shpat_${'5'.repeat(32)}`;
     const response = await connect({ access_token: wrong });
     assert.equal(response.status, 400);
@@ -74,6 +83,10 @@ describe('Boutiques page: connecting a Shopify shop (issue 21)', () => {
     );
     const page = await (await client.get('/settings/stores')).text();
     assert.match(page, /Shopify · secret ••••/);
+    // Report settings (S1): Shopify's unpaid statuses can be excluded.
+    const statuses = await offered();
+    for (const status of ['voided', 'expired', 'cancelled', 'pending'])
+      assert.ok(statuses.includes(status), status);
     for (const secret of [shop.accessToken, shop.apiSecret]) assert.ok(!page.includes(secret));
   });
 });
