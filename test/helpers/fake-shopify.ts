@@ -252,7 +252,52 @@ const SDL = /* GraphQL */ `
     edges: [OrderEdge!]!
     pageInfo: PageInfo!
   }
+  enum BulkOperationStatus {
+    CANCELED
+    CANCELING
+    COMPLETED
+    CREATED
+    EXPIRED
+    FAILED
+    RUNNING
+  }
+  enum BulkOperationErrorCode {
+    ACCESS_DENIED
+    INTERNAL_SERVER_ERROR
+    TIMEOUT
+  }
+  enum BulkOperationUserErrorCode {
+    INVALID
+    OPERATION_IN_PROGRESS
+  }
+  type BulkOperation {
+    id: ID!
+    status: BulkOperationStatus!
+    errorCode: BulkOperationErrorCode
+    objectCount: UnsignedInt64!
+    rootObjectCount: UnsignedInt64!
+    fileSize: UnsignedInt64
+    url: URL
+    partialDataUrl: URL
+    query: String!
+    createdAt: DateTime!
+    completedAt: DateTime
+  }
+  type BulkOperationUserError {
+    field: [String!]
+    message: String!
+    code: BulkOperationUserErrorCode
+  }
+  type BulkOperationRunQueryPayload {
+    bulkOperation: BulkOperation
+    userErrors: [BulkOperationUserError!]!
+  }
+  type Mutation {
+    bulkOperationRunQuery(query: String!, groupObjects: Boolean): BulkOperationRunQueryPayload
+  }
   type QueryRoot {
+    bulkOperation(id: ID!): BulkOperation
+    currentBulkOperation: BulkOperation
     shop: Shop!
     order(id: ID!): Order
     refund(id: ID!): Refund
@@ -270,6 +315,7 @@ const SDL = /* GraphQL */ `
   }
   schema {
     query: QueryRoot
+    mutation: Mutation
   }
 `;
 
@@ -394,6 +440,12 @@ export class FakeShopify {
   #faults: Fault[] = [];
   #slowMs = 0;
   #nextId = 5_000_000_000;
+  readonly #bulks: FakeBulk[] = [];
+  /** The fake's own knobs: how long a bulk operation runs, how many may run at once. */
+  bulkDurationMs = 300;
+  bulkConcurrency = 1;
+  /** Requests for bulk result files, with their Range header (the fake's own recording). */
+  readonly bulkDownloads: { range: string | undefined }[] = [];
   readonly #rand: () => number;
 
   private constructor(options: FakeShopifyOptions) {
@@ -645,6 +697,8 @@ export class FakeShopify {
       res.end(typeof value === 'string' ? value : JSON.stringify(value));
     };
     if (req.method === 'POST' && path === '/admin/oauth/access_token') return this.#grant(body, req, send);
+    const file = /^\/bulk\/(\d+)\.jsonl$/.exec(path);
+    if (req.method === 'GET' && file) return this.#serveBulk(file[1]!, req, res);
     const graphql = /^\/admin\/api\/(\d{4}-\d\d|unstable)\/graphql\.json$/.exec(path);
     if (!graphql) return send(404, { errors: 'Not Found' });
     if (req.method !== 'POST') return send(405, { errors: 'Method Not Allowed' });
@@ -696,6 +750,106 @@ export class FakeShopify {
     this.#granted.set(token, Date.now() + this.tokenLifetimeS * 1000);
     this.grants++;
     send(200, { access_token: token, scope: this.scopes.join(','), expires_in: this.tokenLifetimeS });
+  }
+
+  // --- Bulk operations (bulkOperationRunQuery, a JSONL file) ------------------------------------------
+
+  #runBulk(query: string) {
+    const running = this.#bulks.filter((b) => Date.now() < b.completesAt);
+    if (running.length >= this.bulkConcurrency) {
+      return {
+        bulkOperation: null,
+        userErrors: [
+          {
+            field: null,
+            message: `A bulk query operation for this app and shop is already in progress: ${running[0]!.id}.`,
+            code: 'OPERATION_IN_PROGRESS',
+          },
+        ],
+      };
+    }
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch (error) {
+      return {
+        bulkOperation: null,
+        userErrors: [{ field: ['query'], message: (error as Error).message, code: 'INVALID' }],
+      };
+    }
+    const invalid = validate(schema, document);
+    if (invalid.length > 0) {
+      return {
+        bulkOperation: null,
+        userErrors: [{ field: ['query'], message: invalid[0]!.message, code: 'INVALID' }],
+      };
+    }
+    const result = execute({ schema, document, rootValue: this.#root(), contextValue: { bulk: true } });
+    if (result instanceof Promise) throw new Error('synchronous resolvers only');
+    const lines: string[] = [];
+    let roots = 0;
+    for (const value of Object.values(result.data ?? {})) {
+      for (const node of nodesOfConnection(value)) {
+        roots++;
+        flatten(node, undefined, lines);
+      }
+    }
+    const bulk: FakeBulk = {
+      id: `gid://shopify/BulkOperation/${this.#bulks.length + 1}`,
+      query,
+      createdAt: new Date(),
+      completesAt: Date.now() + this.bulkDurationMs,
+      file: Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8'),
+      objects: lines.length,
+      roots,
+    };
+    this.#bulks.push(bulk);
+    return { bulkOperation: this.#bulkView(bulk), userErrors: [] };
+  }
+
+  #bulkView(bulk: FakeBulk | undefined) {
+    if (!bulk) return null;
+    const done = Date.now() >= bulk.completesAt;
+    const share = done ? 1 : Math.max(0, 1 - (bulk.completesAt - Date.now()) / this.bulkDurationMs);
+    return {
+      id: bulk.id,
+      status: done ? 'COMPLETED' : 'RUNNING',
+      errorCode: null,
+      objectCount: String(Math.floor(bulk.objects * share)),
+      rootObjectCount: String(Math.floor(bulk.roots * share)),
+      fileSize: done ? String(bulk.file.length) : null,
+      url:
+        done && bulk.file.length > 0
+          ? `${this.url}/bulk/${bulk.id.split('/').at(-1)}.jsonl?signature=fake`
+          : null,
+      partialDataUrl: null,
+      query: bulk.query,
+      createdAt: bulk.createdAt.toISOString(),
+      completedAt: done ? new Date(bulk.completesAt).toISOString() : null,
+    };
+  }
+
+  /** GET /bulk/N.jsonl: the result file, with byte ranges (as a storage service serves it). */
+  #serveBulk(n: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const bulk = this.#bulks[Number(n) - 1];
+    this.bulkDownloads.push({ range: req.headers.range });
+    if (!bulk) {
+      res.writeHead(404).end();
+      return;
+    }
+    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const start = range ? Number(range[1]) : 0;
+    if (start >= bulk.file.length && range) {
+      res.writeHead(416, { 'content-range': `bytes */${bulk.file.length}` }).end();
+      return;
+    }
+    const body = bulk.file.subarray(start);
+    res.writeHead(range ? 206 : 200, {
+      'content-type': 'application/jsonl',
+      'content-length': String(body.length),
+      ...(range ? { 'content-range': `bytes ${start}-${bulk.file.length - 1}/${bulk.file.length}` } : {}),
+    });
+    res.end(body);
   }
 
   // --- GraphQL -----------------------------------------------------------------------------------
@@ -811,16 +965,22 @@ export class FakeShopify {
         }
         return null;
       },
-      orders: (args: {
-        first?: number;
-        after?: string;
-        sortKey?: string;
-        reverse?: boolean;
-        query?: string;
-      }) => {
+      orders: (
+        args: {
+          first?: number;
+          after?: string;
+          sortKey?: string;
+          reverse?: boolean;
+          query?: string;
+        },
+        context?: Bulk,
+      ) => {
         this.#canRead();
-        return ordersConnection(this.#visible(), args);
+        return ordersConnection(this.#visible(), args, context);
       },
+      bulkOperation: ({ id }: { id: string }) => this.#bulkView(this.#bulks.find((b) => b.id === id)),
+      currentBulkOperation: () => this.#bulkView(this.#bulks.at(-1)),
+      bulkOperationRunQuery: ({ query }: { query: string }) => this.#runBulk(query),
       ordersCount: ({ query, limit }: { query?: string; limit?: number | null }) => {
         this.#canRead();
         const count = filtered(this.#visible(), query).length;
@@ -844,11 +1004,14 @@ function connectionOf<T>(
   items: readonly T[],
   args: { first?: number; after?: string },
   keyOf: (item: T) => string,
+  context?: { bulk?: boolean },
 ) {
-  if (args.first === undefined || args.first === null) {
+  // A bulk operation's query asks for whole connections, without first.
+  if (context?.bulk) args = { ...args, first: items.length };
+  else if (args.first === undefined || args.first === null) {
     throw new GraphQLError('you must provide one of first or last', { extensions: { code: 'BAD_REQUEST' } });
   }
-  if (args.first > MAX_PAGE) {
+  if (args.first! > MAX_PAGE && !context?.bulk) {
     throw new GraphQLError(`The first argument must be less than or equal to ${MAX_PAGE}`, {
       extensions: { code: 'BAD_REQUEST' },
     });
@@ -866,7 +1029,7 @@ function connectionOf<T>(
     start = items.findIndex((item) => keyOf(item) > key);
     if (start < 0) start = items.length;
   }
-  const page = items.slice(start, start + args.first);
+  const page = items.slice(start, start + args.first!);
   const cursor = (item: T) => Buffer.from(JSON.stringify({ key: keyOf(item) })).toString('base64');
   return {
     nodes: page,
@@ -904,9 +1067,12 @@ function filtered(orders: readonly FakeShopifyOrder[], query: string | undefined
   });
 }
 
+type Bulk = { bulk?: boolean };
+
 function ordersConnection(
   orders: readonly FakeShopifyOrder[],
   args: { first?: number; after?: string; sortKey?: string; reverse?: boolean; query?: string },
+  context?: Bulk,
 ) {
   const keyOf = (o: FakeShopifyOrder) => {
     switch (args.sortKey) {
@@ -921,7 +1087,7 @@ function ordersConnection(
     }
   };
   const sorted = filtered(orders, args.query).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
-  const connection = connectionOf(sorted, args, keyOf);
+  const connection = connectionOf(sorted, args, keyOf, context);
   return {
     ...connection,
     nodes: connection.nodes.map(orderObject),
@@ -968,16 +1134,16 @@ function orderObject(o: FakeShopifyOrder) {
     totalDiscountsSet: money(0, c),
     originalTotalDutiesSet: o.dutiesCents === null ? null : money(o.dutiesCents, c),
     originalTotalAdditionalFeesSet: o.feesCents === null ? null : money(o.feesCents, c),
-    lineItems: (args: { first?: number; after?: string }) =>
-      connectionOf(lineItems, args, (item) => pad(lineItems.indexOf(item))),
-    shippingLines: (args: { first?: number; after?: string }) => {
+    lineItems: (args: { first?: number; after?: string }, context?: Bulk) =>
+      connectionOf(lineItems, args, (item) => pad(lineItems.indexOf(item)), context),
+    shippingLines: (args: { first?: number; after?: string }, context?: Bulk) => {
       const lines = o.shipping.map((s, i) => ({
         id: `gid://shopify/ShippingLine/${o.id}${i}`,
         title: 'Colissimo',
         originalPriceSet: money(s.priceCents, c),
         taxLines: tax(s.taxCents),
       }));
-      return connectionOf(lines, args, (item) => pad(lines.indexOf(item)));
+      return connectionOf(lines, args, (item) => pad(lines.indexOf(item)), context);
     },
     refunds: ({ first }: { first?: number }) =>
       o.refunds.slice(0, first ?? o.refunds.length).map((r) => refundObject(r, c)),
@@ -1008,11 +1174,47 @@ function refundObject(r: FakeRefund, c: string) {
     legacyResourceId: String(r.id),
     createdAt: r.createdAt.toISOString(),
     totalRefundedSet: money(r.totalCents, c),
-    refundLineItems: (args: { first?: number; after?: string }) =>
-      connectionOf(lines, args, (item) => pad(lines.indexOf(item))),
-    refundShippingLines: (args: { first?: number; after?: string }) =>
-      connectionOf(shipping, args, (item) => pad(shipping.indexOf(item))),
+    refundLineItems: (args: { first?: number; after?: string }, context?: Bulk) =>
+      connectionOf(lines, args, (item) => pad(lines.indexOf(item)), context),
+    refundShippingLines: (args: { first?: number; after?: string }, context?: Bulk) =>
+      connectionOf(shipping, args, (item) => pad(shipping.indexOf(item)), context),
   };
+}
+
+// --- Bulk results: each connection's nodes as their own lines, with __parentId ----------------------
+
+interface FakeBulk {
+  id: string;
+  query: string;
+  createdAt: Date;
+  completesAt: number;
+  file: Buffer;
+  objects: number;
+  roots: number;
+}
+
+function nodesOfConnection(value: unknown): Record<string, unknown>[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const record = value as { edges?: { node: Record<string, unknown> }[]; nodes?: Record<string, unknown>[] };
+  return record.edges?.map((e) => e.node) ?? record.nodes ?? [];
+}
+
+const isConnection = (value: unknown) =>
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  ('edges' in value || 'nodes' in value);
+
+/** The node's line (its connections removed), then each connection's nodes after it. */
+function flatten(node: Record<string, unknown>, parentId: string | undefined, lines: string[]): void {
+  const own: Record<string, unknown> = {};
+  const children: Record<string, unknown>[] = [];
+  for (const [key, value] of Object.entries(node)) {
+    if (isConnection(value)) children.push(...nodesOfConnection(value));
+    else own[key] = value;
+  }
+  lines.push(JSON.stringify(parentId === undefined ? own : { ...own, __parentId: parentId }));
+  for (const child of children) flatten(child, String(node.id), lines);
 }
 
 // --- Query cost (Shopify's calculated query cost) --------------------------------------------------
@@ -1092,6 +1294,7 @@ export function requestedCost(document: DocumentNode, variables: Record<string, 
     if (d.kind === 'FragmentDefinition') fragments.set(d.name.value, d.selectionSet);
   const operation = document.definitions.find((d) => d.kind === 'OperationDefinition');
   if (!operation || operation.kind !== 'OperationDefinition') return 0;
+  if (operation.operation === 'mutation') return 10; // bulkOperationRunQuery: 10 points
   return selectionCost(schema.getQueryType()!, operation.selectionSet, variables, fragments);
 }
 

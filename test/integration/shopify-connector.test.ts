@@ -124,6 +124,7 @@ describe('Shopify connector (issue 21)', () => {
       const connected = await connectWithToken(org.id, shop);
       assert.equal(connected.webhookSecret, undefined, 'nothing shown for Shopify: its secret is the app’s');
       await syncedWith(org.id, shop);
+      assert.ok(shop.bulkDownloads.length >= 6, 'the history read from a bulk operation’s file, in slices');
       const twin = await importedTwin('Shopify jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
       // Every query stayed under Shopify's single-query maximum.
@@ -179,6 +180,26 @@ describe('Shopify connector (issue 21)', () => {
       for (const r of shop.requests)
         assert.ok(!r.path.includes(shop.clientSecret) && !r.path.includes('shpat_'));
       for (const line of logLines) assert.ok(!line.includes(shop.clientSecret), 'no secret in the log');
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('a bulk operation refused (one already running): the history is walked page by page, the same figures', async () => {
+    const shop = await startShop({ seed: 15 });
+    try {
+      shop.addOrders(400);
+      shop.bulkConcurrency = 0; // as if another bulk query of this app were running
+      const { org, key } = await service.addOrganization('Shopify sans bulk', []);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      assert.ok(
+        shop.requests.some((r) => r.body.includes('bulkOperationRunQuery')),
+        'a bulk operation asked for',
+      );
+      assert.equal(shop.bulkDownloads.length, 0);
+      const twin = await importedTwin('Shopify sans bulk jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
     } finally {
       await shop.close();
     }

@@ -147,6 +147,11 @@ function secureContext(ca: StoreHttpOptions['ca']): tls.SecureContext | undefine
 export interface StoreRequest {
   readonly method: 'GET' | 'POST';
   readonly body?: Buffer;
+  /**
+   * Reads a 2xx answer's body as it arrives (a large file read in part: Shopify's bulk result)
+   * and returns what to keep of it, bounded by the reader; the download stops when it returns.
+   */
+  readonly consume?: (body: AsyncIterable<Buffer>, status: number) => Promise<Buffer>;
 }
 const GET: StoreRequest = { method: 'GET' };
 
@@ -266,9 +271,12 @@ function exchange(
         const valid = date && Number.isFinite(date.getTime()) ? date : undefined;
         resolve({ status: res.statusCode ?? 0, headers: flatHeaders(res), body, url, date: valid });
       };
-      if (REDIRECTS.has(res.statusCode ?? 0) && res.headers.location !== undefined) {
+      const status = res.statusCode ?? 0;
+      if (REDIRECTS.has(status) && res.headers.location !== undefined) {
         respond(Buffer.alloc(0));
         req.destroy();
+      } else if (request.consume && status >= 200 && status < 300) {
+        request.consume(res, status).then((kept) => (respond(kept), req.destroy()), fail);
       } else readBody(res, options.maxBodyBytes ?? 16 * MIB, url.hostname).then(respond, fail);
     });
     req.on('error', fail);
@@ -337,7 +345,8 @@ export async function storeRequest(
   const lowerCased = Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]);
   const sent: Record<string, string> = {
     ...Object.fromEntries(lowerCased),
-    'accept-encoding': 'gzip, deflate, br',
+    // A body read in part is read as sent (a byte range of a compressed one means nothing).
+    'accept-encoding': request.consume ? 'identity' : 'gzip, deflate, br',
     ...(request.body === undefined ? {} : { 'content-length': String(request.body.length) }),
   };
   try {

@@ -18,6 +18,7 @@ import {
 import { newWebhookSecret } from '../credentials.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../polite-get.js';
 import { checkStoreUrl, StoreHttpError, type StoreHttpOptions } from '../store-http.js';
+import { pollBulk, readBulkSlice, startBulk } from './bulk.js';
 import { accessDenied, graphqlUrl, ShopifyGraphql } from './graphql.js';
 import { nodesOf, orderLine, shopCents } from './mapping.js';
 import * as Q from './queries.js';
@@ -44,6 +45,8 @@ class ShopifyApi implements StoreApi {
   constructor(
     private readonly client: ShopifyGraphql,
     private readonly currency: string,
+    private readonly http: StoreHttpOptions,
+    private readonly retry: RetryPolicy,
   ) {}
 
   /** The order with all its line items and its refunds (the page gave only the first ones). */
@@ -108,6 +111,13 @@ class ShopifyApi implements StoreApi {
     );
     const storeDate = this.client.lastDate;
     const { nodes, next } = connection(data.orders);
+    const mapped = await this.mapped(nodes);
+    const total =
+      variables.after === undefined && variables.sortKey === 'ID' ? await this.count() : undefined;
+    return { ...mapped, next, total, storeDate };
+  }
+
+  private async mapped(nodes: readonly Json[]) {
     const orders: OrderLine[] = [];
     const removed: string[] = [];
     const unmapped: UnmappedOrder[] = [];
@@ -117,9 +127,7 @@ class ShopifyApi implements StoreApi {
       else if ('gone' in state) removed.push(String(node.legacyResourceId));
       else unmapped.push(state);
     }
-    const total =
-      variables.after === undefined && variables.sortKey === 'ID' ? await this.count() : undefined;
-    return { orders, removed, unmapped, next, total, storeDate };
+    return { orders, removed, unmapped };
   }
 
   /** The shop's order count, for the progress; undefined when the shop does not say. */
@@ -134,8 +142,43 @@ class ShopifyApi implements StoreApi {
     }
   }
 
-  history(cursor: string | undefined): Promise<OrdersPage> {
-    return this.page({ sortKey: 'ID', after: cursor });
+  /**
+   * The history through a bulk operation (bulk.ts), or page by page when the shop refuses one:
+   * cursors `bulk:ID`, `bulk:ID:OFFSET`, `pages:CURSOR`.
+   */
+  async history(cursor: string | undefined): Promise<OrdersPage> {
+    const empty = (next: string | undefined, total?: number): OrdersPage => ({
+      orders: [],
+      removed: [],
+      unmapped: [],
+      next,
+      total,
+      storeDate: this.client.lastDate,
+    });
+    if (cursor === undefined) {
+      const started = await startBulk(this.client);
+      return empty(started.kind === 'started' ? `bulk:${started.id}` : 'pages:');
+    }
+    if (cursor.startsWith('pages:')) {
+      const after = cursor.slice('pages:'.length);
+      const page = await this.page({ sortKey: 'ID', after: after === '' ? undefined : after });
+      return { ...page, next: page.next === undefined ? undefined : `pages:${page.next}` };
+    }
+    const m = /^bulk:(gid:\/\/shopify\/BulkOperation\/\d{1,19})(?::(\d{1,15}))?$/.exec(cursor);
+    if (!m) return empty('pages:'); // a cursor of another kind (an older walk): pages from the start
+    const id = m[1]!;
+    const step = await pollBulk(this.client, id);
+    if (step.kind === 'running') return empty(cursor, step.objects || undefined);
+    if (step.kind !== 'done') return empty('pages:');
+    if (step.url === undefined) return empty(undefined); // no order at all
+    const slice = await readBulkSlice(step.url, Number(m[2] ?? 0), this.http, this.retry);
+    const page = await this.mapped(slice.orders);
+    return {
+      ...page,
+      next: slice.next === undefined ? undefined : `bulk:${id}:${slice.next}`,
+      total: undefined,
+      storeDate: this.client.lastDate,
+    };
   }
 
   changes(since: Date, cursor: string | undefined): Promise<OrdersPage> {
@@ -255,6 +298,8 @@ export function shopifyConnector(version: string, retry: RetryPolicy = DEFAULT_R
           retry,
         ),
         currency,
+        http,
+        retry,
       ),
     readWebhook,
   };
