@@ -157,7 +157,8 @@ class ShopifyApi implements StoreApi {
     });
     if (cursor === undefined) {
       const started = await startBulk(this.client);
-      return empty(started.kind === 'started' ? `bulk:${started.id}` : 'pages:');
+      // The shop's order count is the progress's estimate (the operation counts objects, not orders).
+      return empty(started.kind === 'started' ? `bulk:${started.id}` : 'pages:', await this.count());
     }
     if (cursor.startsWith('pages:')) {
       const after = cursor.slice('pages:'.length);
@@ -168,7 +169,7 @@ class ShopifyApi implements StoreApi {
     if (!m) return empty('pages:'); // a cursor of another kind (an older walk): pages from the start
     const id = m[1]!;
     const step = await pollBulk(this.client, id);
-    if (step.kind === 'running') return empty(cursor, step.objects || undefined);
+    if (step.kind === 'running') return empty(cursor);
     if (step.kind !== 'done') return empty('pages:');
     if (step.url === undefined) return empty(undefined); // no order at all
     const slice = await readBulkSlice(step.url, Number(m[2] ?? 0), this.http, this.retry);
