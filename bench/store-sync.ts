@@ -1,8 +1,11 @@
-// A WooCommerce store's backfill, end to end, on one engine: the stand-in store (HTTPS, 100 orders a
-// page, refunds read per refunded order) on loopback, the server's own sync worker, the embedded
-// database or a PostgreSQL server (DATABASE_URL). Prints the orders per second, the server's event
-// loop delay and the /healthz latency during the backfill against the same figures idle, and RSS.
+// A store's backfill, end to end, on one engine: the stand-in WooCommerce (HTTPS, 100 orders a
+// page, refunds read per refunded order) then the stand-in Shopify (GraphQL, 14 orders a page,
+// refunded or large orders read alone, the cost bucket of Shopify Plus: 1,000 points a second) on
+// loopback, the server's own sync worker, the embedded database or a PostgreSQL server
+// (DATABASE_URL). Prints, per platform, the orders per second, the server's event loop delay and
+// the /healthz latency during the backfill against the same figures idle, and RSS.
 // Usage: npm run build && node dist/bench/store-sync.js [orders≈20000] [store latency ms per request]
+//   [woocommerce|shopify|both (default)]
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,10 +19,13 @@ import { createOrganization } from '../src/domain/organizations.js';
 import { connectStore } from '../src/domain/store-connections.js';
 import { connectionsOf } from '../src/ingest/connectors/connections.js';
 import { storeSyncSetup } from '../src/ingest/connectors/registry.js';
+import { FakeShopify } from '../test/helpers/fake-shopify.js';
 import { FakeWooCommerce } from '../test/helpers/fake-woocommerce.js';
+import { countedShopifyOrders } from '../test/helpers/shopify-expectations.js';
 
 const target = Number(process.argv[2] ?? 20_000);
 const latencyMs = Number(process.argv[3] ?? 0);
+const platforms = (process.argv[4] ?? 'both') === 'both' ? ['woocommerce', 'shopify'] : [process.argv[4]!];
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-bench-sync-'));
 const config = loadConfig({
   ...(process.env.DATABASE_URL
@@ -32,12 +38,10 @@ const config = loadConfig({
   STORE_ALLOW_PRIVATE: '1',
   STORE_SYNC_POLL_MS: '100',
 });
-const store = await FakeWooCommerce.start();
-store.addOrders(target, 5);
-if (latencyMs > 0) store.slowDown(latencyMs);
+const certificate = await FakeWooCommerce.generateCertificate();
 const db = await openDatabase(config, { role: 'server' });
 await migrate(db);
-const app = await buildApp(config, { db, logger: false, storeCa: store.ca });
+const app = await buildApp(config, { db, logger: false, storeCa: certificate.cert });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -75,65 +79,99 @@ async function measure(work: () => Promise<unknown>) {
 }
 
 const idle = await measure(() => new Promise((resolve) => setTimeout(resolve, 2000)));
-const org = await createOrganization(db, { name: 'Bench sync' });
-let peakRss = 0;
-const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
-const orders = store.allOrders().filter((o) => o.currency === 'EUR').length;
-let lastShown = 0;
-const sync = await measure(async () => {
-  await connectStore(db, storeSyncSetup(config, store.ca), {
-    organizationId: org.id,
-    platform: 'woocommerce',
-    address: store.url,
-    consumerKey: store.consumerKey,
-    consumerSecret: store.consumerSecret,
-  });
-  for (;;) {
-    const [connection] = await connectionsOf(db, org.id);
-    if (
-      connection &&
-      connection.phase === 'incremental' &&
-      !connection.running &&
-      connection.orders === orders
-    )
-      return;
-    if (connection && connection.orders - lastShown >= 5_000) {
-      lastShown = connection.orders;
-      process.stderr.write(`  ${connection.orders} / ${orders} commandes\n`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+
+/** The stand-in of a platform with `target` orders, and how to connect it. */
+async function standIn(platform: string) {
+  if (platform === 'shopify') {
+    const shop = await FakeShopify.start({ certificate });
+    shop.addOrders(target);
+    if (latencyMs > 0) shop.slowDown(latencyMs);
+    return {
+      url: shop.url,
+      orders: countedShopifyOrders(shop).length,
+      request: { platform, address: shop.url, consumerKey: '', consumerSecret: shop.accessToken },
+      stats: () => ({
+        requests: shop.requests.length,
+        throttled: shop.costs.filter((c) => c.throttled).length,
+      }),
+      close: () => shop.close(),
+    };
   }
-});
-clearInterval(sampler);
-const requests = store.requests.length;
-console.log(
-  JSON.stringify(
-    {
-      engine: db.engine,
-      orders,
-      storeLatencyMs: latencyMs,
-      requests,
-      seconds: Number(sync.seconds.toFixed(1)),
-      ordersPerSecond: Math.round(orders / sync.seconds),
-      maxConcurrentRequests: store.maxConcurrentRequests,
-      idle: {
-        loopP99Ms: idle.loopP99,
-        healthP50Ms: Number(idle.healthP50.toFixed(1)),
-        healthP99Ms: Number(idle.healthP99.toFixed(1)),
-      },
-      backfill: {
-        loopP99Ms: sync.loopP99,
-        loopMaxMs: sync.loopMax,
-        healthP50Ms: Number(sync.healthP50.toFixed(1)),
-        healthP99Ms: Number(sync.healthP99.toFixed(1)),
-      },
-      peakRssMb: Math.round(peakRss / 1024 ** 2),
+  const store = await FakeWooCommerce.start({ certificate });
+  store.addOrders(target, 5);
+  if (latencyMs > 0) store.slowDown(latencyMs);
+  return {
+    url: store.url,
+    orders: store.allOrders().filter((o) => o.currency === 'EUR').length,
+    request: {
+      platform,
+      address: store.url,
+      consumerKey: store.consumerKey,
+      consumerSecret: store.consumerSecret,
     },
-    null,
-    2,
-  ),
-);
+    stats: () => ({ requests: store.requests.length, maxConcurrentRequests: store.maxConcurrentRequests }),
+    close: () => store.close(),
+  };
+}
+
+for (const platform of platforms) {
+  const source = await standIn(platform);
+  const org = await createOrganization(db, { name: `Bench sync ${platform}` });
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
+  const orders = source.orders;
+  let lastShown = 0;
+  const sync = await measure(async () => {
+    await connectStore(db, storeSyncSetup(config, certificate.cert), {
+      organizationId: org.id,
+      ...source.request,
+    });
+    for (;;) {
+      const [connection] = await connectionsOf(db, org.id);
+      if (
+        connection &&
+        connection.phase === 'incremental' &&
+        !connection.running &&
+        connection.orders === orders
+      )
+        return;
+      if (connection && connection.orders - lastShown >= 5_000) {
+        lastShown = connection.orders;
+        process.stderr.write(`  ${platform} ${connection.orders} / ${orders} commandes\n`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  });
+  clearInterval(sampler);
+  console.log(
+    JSON.stringify(
+      {
+        platform,
+        engine: db.engine,
+        orders,
+        storeLatencyMs: latencyMs,
+        ...source.stats(),
+        seconds: Number(sync.seconds.toFixed(1)),
+        ordersPerSecond: Math.round(orders / sync.seconds),
+        idle: {
+          loopP99Ms: idle.loopP99,
+          healthP50Ms: Number(idle.healthP50.toFixed(1)),
+          healthP99Ms: Number(idle.healthP99.toFixed(1)),
+        },
+        backfill: {
+          loopP99Ms: sync.loopP99,
+          loopMaxMs: sync.loopMax,
+          healthP50Ms: Number(sync.healthP50.toFixed(1)),
+          healthP99Ms: Number(sync.healthP99.toFixed(1)),
+        },
+        peakRssMb: Math.round(peakRss / 1024 ** 2),
+      },
+      null,
+      2,
+    ),
+  );
+  await source.close();
+}
 await app.close();
 await db.close();
-await store.close();
 fs.rmSync(dir, { recursive: true, force: true });

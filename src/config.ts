@@ -71,6 +71,8 @@ export interface Config {
   readonly storeHttpTimeoutMs: number;
   /** STORE_RETRY_BASE_MS: the first retry delay after a 429, 5xx or network failure (doubling). */
   readonly storeRetryBaseMs: number;
+  /** SHOPIFY_API_VERSION: the Admin API version a Shopify store is read with (YYYY-MM). */
+  readonly shopifyApiVersion: string;
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number, max = 1_000_000_000): number {
@@ -113,6 +115,17 @@ function publicUrl(raw: string | undefined): string | undefined {
     );
   }
   return url.href.replace(/\/+$/, '');
+}
+
+/** Shopify's versions are quarterly (YYYY-01, -04, -07, -10); each is supported for a year. */
+function shopifyApiVersion(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return '2025-10';
+  if (!/^20\d\d-(01|04|07|10)$/.test(raw)) {
+    throw new ConfigError(
+      `SHOPIFY_API_VERSION doit être une version trimestrielle comme 2025-10 (reçu « ${raw.slice(0, 40)} »)`,
+    );
+  }
+  return raw;
 }
 
 function reportEngine(raw: string | undefined): 'columnar' | 'sql' {
@@ -161,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storeSyncPollMs: positiveInt(env, 'STORE_SYNC_POLL_MS', 2_000, 600_000),
     storeHttpTimeoutMs: positiveInt(env, 'STORE_HTTP_TIMEOUT_MS', 30_000, 600_000),
     storeRetryBaseMs: positiveInt(env, 'STORE_RETRY_BASE_MS', 1_000, 600_000),
+    shopifyApiVersion: shopifyApiVersion(env.SHOPIFY_API_VERSION),
   };
   Object.defineProperty(config, 'secretKey', { get: secretKey, enumerable: false });
   return Object.freeze(config as Omit<Config, 'secretKey'> as Config);

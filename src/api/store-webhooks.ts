@@ -42,7 +42,7 @@ export async function storeWebhooks(app: FastifyInstance, deps: WebhookDeps): Pr
       if (outcome === 'refused') {
         throw new AppError(
           'UNAUTHENTICATED',
-          'Livraison refusée : signature X-WC-Webhook-Signature absente ou invalide',
+          `Livraison refusée : signature ${request.params.platform === 'shopify' ? 'X-Shopify-Hmac-Sha256' : 'X-WC-Webhook-Signature'} absente ou invalide`,
         );
       }
       if (outcome === 'queued') deps.kick();

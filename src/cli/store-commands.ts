@@ -45,6 +45,36 @@ function statusLine(c: ReturnType<typeof statusOf>): string {
   return `${c.address}  ${c.platform}  ${c.state}  ${c.orders} commandes${backfill}  dernière réussite ${c.lastSuccessAt ?? 'jamais'}  prochaine ${c.nextSyncAt ?? '—'}${error}`;
 }
 
+const needsStdin = (flag: string, what: string) =>
+  new AppError('INVALID_PARAMETER', `${what} se donne sur l’entrée standard : ajoutez --${flag}`);
+
+/**
+ * The secrets of `store connect`, on standard input (never in the arguments: they show in the
+ * process list and the shell history), one a line: WooCommerce's consumer secret; Shopify's access
+ * token or client secret, then its webhook secret when --webhook-secret-stdin is given.
+ */
+async function secretsOf(context: Parameters<Command['run']>[0], platform: string) {
+  const flagged = (name: string) => context.values[name] === true;
+  const lines = async () => (await readStdin()).slice(0, 4096).split(/\r?\n/);
+  if (platform !== 'shopify') {
+    if (!flagged('consumer-secret-stdin')) throw needsStdin('consumer-secret-stdin', 'le secret client');
+    const [secret = ''] = await lines();
+    return { consumerKey: required(context, 'consumer-key'), consumerSecret: secret };
+  }
+  const clientId = context.values['client-id'];
+  if (typeof clientId === 'string' ? !flagged('client-secret-stdin') : !flagged('access-token-stdin')) {
+    throw typeof clientId === 'string'
+      ? needsStdin('client-secret-stdin', 'le secret client')
+      : needsStdin('access-token-stdin', 'le jeton d’accès (ou --client-id avec --client-secret-stdin)');
+  }
+  const [secret = '', webhookSecret = ''] = await lines();
+  return {
+    consumerKey: typeof clientId === 'string' ? clientId : '',
+    consumerSecret: secret,
+    ...(flagged('webhook-secret-stdin') ? { webhookSecret } : {}),
+  };
+}
+
 export const STORE_COMMANDS: Record<string, Command> = {
   'store add': {
     options: { org: text, address: text },
@@ -63,41 +93,49 @@ export const STORE_COMMANDS: Record<string, Command> = {
       address: text,
       'consumer-key': text,
       'consumer-secret-stdin': { type: 'boolean' },
+      'access-token-stdin': { type: 'boolean' },
+      'client-id': text,
+      'client-secret-stdin': { type: 'boolean' },
+      'webhook-secret-stdin': { type: 'boolean' },
     },
     run: async (context) => {
-      if (context.values['consumer-secret-stdin'] !== true) {
-        throw new AppError(
-          'INVALID_PARAMETER',
-          'le secret client se donne sur l’entrée standard : ajoutez --consumer-secret-stdin',
-        );
-      }
-      const secret = (await readStdin()).slice(0, 1024).split(/\r?\n/)[0] ?? '';
+      const platform = typeof context.values.platform === 'string' ? context.values.platform : 'woocommerce';
+      const secrets = await secretsOf(context, platform);
       const { config } = context;
       return withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
         const connected = await connectStore(db, storeSyncSetup(config), {
           organizationId: org.id,
-          platform: typeof context.values.platform === 'string' ? context.values.platform : 'woocommerce',
+          platform,
           address: required(context, 'address'),
-          consumerKey: required(context, 'consumer-key'),
-          consumerSecret: secret,
+          ...secrets,
         });
         // The server's public address is known only from PUBLIC_URL (this command may run
         // elsewhere, with another HOST and PORT): without it, the path alone, to append to it.
         const webhookUrl = config.publicUrl
           ? `${config.publicUrl}${connected.webhookPath}`
           : connected.webhookPath;
+        const where = config.publicUrl
+          ? `  URL de livraison : ${webhookUrl}`
+          : `  URL de livraison : l’adresse publique du serveur suivie de ${webhookUrl} (ou définissez PUBLIC_URL)`;
+        const secret = connected.webhookSecret;
         context.print(
-          { address: connected.address, webhookUrl, webhookSecret: connected.webhookSecret },
+          {
+            address: connected.address,
+            webhookUrl,
+            ...(secret ? { webhookSecret: secret } : {}),
+          },
           [
             `Boutique connectée : ${connected.address}`,
             'Le serveur importe son historique en arrière-plan (ou maintenant : sales-metrics store sync).',
-            'Webhooks WooCommerce (Commande créée, mise à jour, supprimée) :',
-            config.publicUrl
-              ? `  URL de livraison : ${webhookUrl}`
-              : `  URL de livraison : l’adresse publique du serveur suivie de ${webhookUrl} (ou définissez PUBLIC_URL)`,
-            `  Secret : ${connected.webhookSecret}`,
-            'Ce secret ne sera plus affiché : copiez-le maintenant.',
+            ...(secret === undefined
+              ? ['Webhooks Shopify (orders/create, orders/updated, orders/delete, format JSON) :', where]
+              : [
+                  'Webhooks WooCommerce (Commande créée, mise à jour, supprimée) :',
+                  where,
+                  `  Secret : ${secret}`,
+                  'Ce secret ne sera plus affiché : copiez-le maintenant.',
+                ]),
           ].join('\n'),
         );
         return 0;

@@ -182,6 +182,9 @@ function checkedStatuses(statuses: string[]): string[] {
   return statuses;
 }
 
+/** Shopify's financial statuses of an order whose payment was voided or whose authorization ran out. */
+const SHOPIFY_UNPAID_STATUSES = ['voided', 'expired'];
+
 /**
  * The statuses the Report settings page offers (S1): those seen in the organization's orders, the
  * default exclusions and the ones already excluded, in code-point order.
@@ -191,9 +194,15 @@ export async function excludableStatuses(db: Queryable, organization: Organizati
     'SELECT DISTINCT status FROM orders WHERE organization_id = $1 ORDER BY status LIMIT $2',
     [organization.id, MAX_EXCLUDED_STATUSES],
   );
+  // A Shopify store's payment that never came (issue 21): offered before such an order arrives.
+  const shopify = await db.query(
+    `SELECT 1 FROM store_connections WHERE organization_id = $1 AND platform = 'shopify' LIMIT 1`,
+    [organization.id],
+  );
   const all = new Set([
     ...seen.map((r) => r.status),
     ...DEFAULT_EXCLUDED_STATUSES,
+    ...(shopify.length > 0 ? SHOPIFY_UNPAID_STATUSES : []),
     ...organization.settings.excludedStatuses,
   ]);
   return [...all].sort();

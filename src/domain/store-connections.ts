@@ -15,7 +15,7 @@ import {
   release,
   type StoreConnection,
 } from '../ingest/connectors/connections.js';
-import { newWebhookSecret, openWebhookSecret, sealSecrets } from '../ingest/connectors/credentials.js';
+import { openWebhookSecret, sealSecrets } from '../ingest/connectors/credentials.js';
 import type { StoreSyncSetup } from '../ingest/connectors/registry.js';
 import { removeStoreOrders } from '../ingest/connectors/order-writes.js';
 import { discardStaged, lockOrganization } from '../ingest/merge.js';
@@ -29,15 +29,20 @@ export interface ConnectRequest {
   readonly organizationId: string;
   readonly platform: string;
   readonly address: string;
+  /** WooCommerce's consumer key; Shopify's client id, or '' with an access token. */
   readonly consumerKey: string;
+  /** WooCommerce's consumer secret; Shopify's access token or client secret. */
   readonly consumerSecret: string;
+  /** Shopify: the app's API secret key, which signs its webhooks (optional). */
+  readonly webhookSecret?: string;
 }
 
 export interface Connected {
   readonly connectionId: string;
   readonly address: string;
-  /** Shown once, for the owner to paste into WooCommerce's webhook settings. */
-  readonly webhookSecret: string;
+  readonly platform: Platform;
+  /** Shown once, for the owner to paste into WooCommerce's webhook settings (Shopify: undefined). */
+  readonly webhookSecret: string | undefined;
   readonly webhookPath: string;
 }
 
@@ -46,12 +51,13 @@ export type ConnectField = 'address' | 'credentials' | 'platform';
 const fieldError = (field: ConnectField, message: string) =>
   new AppError('INVALID_PARAMETER', message, { field });
 
-const KEY_FORMS = { consumerKey: /^ck_[A-Za-z0-9]{8,120}$/, consumerSecret: /^cs_[A-Za-z0-9]{8,120}$/ };
-
 export const webhookPathOf = (platform: Platform, connectionId: string) =>
   `/webhooks/${platform}/${connectionId}`;
 
-function checkedRequest(request: ConnectRequest): {
+function checkedRequest(
+  setup: StoreSyncSetup,
+  request: ConnectRequest,
+): {
   platform: Platform;
   address: string;
   key: string;
@@ -61,7 +67,7 @@ function checkedRequest(request: ConnectRequest): {
   if (!platform)
     throw fieldError(
       'platform',
-      `Plateforme inconnue : « ${request.platform.slice(0, 40)} » (woocommerce attendu)`,
+      `Plateforme inconnue : « ${request.platform.slice(0, 40)} » (${PLATFORMS.join(' ou ')} attendu)`,
     );
   const checked =
     request.address.length > FIELD_BOUNDS.store
@@ -76,18 +82,8 @@ function checkedRequest(request: ConnectRequest): {
   }
   const key = request.consumerKey.trim();
   const secret = request.consumerSecret.trim();
-  if (!KEY_FORMS.consumerKey.test(key)) {
-    throw fieldError(
-      'credentials',
-      'Clé client invalide : elle commence par ck_ (WooCommerce → Réglages → Avancé → API REST)',
-    );
-  }
-  if (!KEY_FORMS.consumerSecret.test(secret)) {
-    throw fieldError(
-      'credentials',
-      'Secret client invalide : il commence par cs_ (il n’est affiché qu’une fois par WooCommerce)',
-    );
-  }
+  const invalid = setup.connectors[platform].credentialsError({ key, secret });
+  if (invalid !== undefined) throw fieldError('credentials', invalid);
   return { platform, address: checked.address, key, secret };
 }
 
@@ -97,7 +93,8 @@ export async function connectStore(
   setup: StoreSyncSetup,
   request: ConnectRequest,
 ): Promise<Connected> {
-  const { platform, address, key, secret } = checkedRequest(request);
+  const { platform, address, key, secret } = checkedRequest(setup, request);
+  const connector = setup.connectors[platform];
   const existing = await db.query(
     `SELECT 1 FROM store_connections c JOIN stores s ON s.organization_id = c.organization_id AND s.id = c.store_id
      WHERE c.organization_id = $1 AND s.address = $2`,
@@ -107,10 +104,15 @@ export async function connectStore(
     throw new AppError('CONFLICT', `Boutique déjà connectée : ${address}`, { field: 'address' });
   let apiBase: URL;
   try {
-    ({ apiBase } = await setup.connectors[platform].verify(
+    const [organization] = await db.query<{ currency: string }>(
+      'SELECT currency FROM organizations WHERE id = $1',
+      [request.organizationId],
+    );
+    ({ apiBase } = await connector.verify(
       new URL(address),
       { key, secret },
       setup.settings.http,
+      organization?.currency ?? '',
     ));
   } catch (error) {
     if (!(error instanceof ConnectorError)) throw error;
@@ -118,8 +120,9 @@ export async function connectStore(
     throw fieldError(field, error.message);
   }
   const connectionId = crypto.randomUUID();
-  const webhookSecret = newWebhookSecret();
-  const sealed = sealSecrets(db.secretKey, connectionId, { key, secret }, webhookSecret);
+  const given = request.webhookSecret?.trim();
+  const webhook = connector.webhookSecret({ key, secret }, given === '' ? undefined : given);
+  const sealed = sealSecrets(db.secretKey, connectionId, { key, secret }, webhook.secret);
   await db.transaction(async (tx) => {
     await lockOrganization(tx, request.organizationId); // before the store, as an import does (stores.ts)
     await tx.query(
@@ -144,7 +147,13 @@ export async function connectStore(
     if (inserted.length === 0)
       throw new AppError('CONFLICT', `Boutique déjà connectée : ${address}`, { field: 'address' });
   });
-  return { connectionId, address, webhookSecret, webhookPath: webhookPathOf(platform, connectionId) };
+  return {
+    connectionId,
+    address,
+    platform,
+    webhookSecret: webhook.show ? webhook.secret : undefined,
+    webhookPath: webhookPathOf(platform, connectionId),
+  };
 }
 
 export const listConnections = (db: Queryable, organizationId: string): Promise<StoreConnection[]> =>
@@ -226,11 +235,28 @@ export async function receiveWebhook(
   const secret = openWebhookSecret(db.secretKey, connection);
   const read = setup.connectors[connection.platform].readWebhook(delivery.headers, delivery.body, secret);
   if (read.kind !== 'order') return read.kind;
+  if (read.deliveryId !== undefined && !(await firstDelivery(db, connection.id, read.deliveryId))) {
+    return 'ignored';
+  }
   // A full queue asks for a whole incremental pass instead (deletions wait for the next sweep).
   if (!(await queueRefetch(db, connection.id, read.id))) {
     await db.query('UPDATE store_connections SET next_sync_at = now() WHERE id = $1', [connection.id]);
   }
   return 'queued';
+}
+
+/** False when this delivery id was seen in the last day (Shopify sends a late-answered one again). */
+async function firstDelivery(db: Database, connectionId: string, deliveryId: string): Promise<boolean> {
+  await db.query(
+    `DELETE FROM store_webhook_deliveries WHERE connection_id = $1 AND received_at < now() - interval '1 day'`,
+    [connectionId],
+  );
+  const rows = await db.query(
+    `INSERT INTO store_webhook_deliveries (connection_id, delivery_id) VALUES ($1, $2)
+     ON CONFLICT DO NOTHING RETURNING 1`,
+    [connectionId, deliveryId],
+  );
+  return rows.length > 0;
 }
 
 export interface ForegroundSync {

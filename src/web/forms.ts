@@ -43,5 +43,10 @@ export const ConnectStoreForm = form({
   address: text(),
   consumer_key: text(),
   consumer_secret: text(),
+  // Shopify (issue 21): a token, or a client id and secret; the app's webhook secret.
+  access_token: text(),
+  client_id: text(),
+  client_secret: text(),
+  webhook_secret: text(),
 });
 export const StoreActionForm = form({ address: text(), remove_orders: text() });

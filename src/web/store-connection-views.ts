@@ -6,6 +6,7 @@ import { FAILURES_FOR_ERROR, runRate } from '../ingest/connectors/connections.js
 import { html, type Html } from './html.js';
 import { csrfField, type PageContext } from './layout.js';
 
+const PLATFORM_LABELS = { woocommerce: 'WooCommerce', shopify: 'Shopify' } as const;
 const WHEN = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
 const count = (n: number) => n.toLocaleString('fr-FR');
 const when = (date: Date | null) => (date ? `${WHEN.format(date)} UTC` : '—');
@@ -126,7 +127,9 @@ export function connectionsTable(
                         : '';
                     return html`<tr data-store="${c.address}">
                       <td data-label="Boutique">
-                        ${c.address}<br /><span class="muted">WooCommerce · secret ••••${c.secretHint}</span>
+                        ${c.address}<br /><span class="muted"
+                          >${PLATFORM_LABELS[c.platform]} · secret ••••${c.secretHint}</span
+                        >
                       </td>
                       <td data-label="État" class="${state.alert ? 'error' : ''}">
                         ${state.text} ${progress}
@@ -146,8 +149,12 @@ export function connectionsTable(
   </div>`;
 }
 
-/** Shown once after connecting: where WooCommerce should send its webhooks, with their secret. */
-export function webhookCard(address: string, webhookUrl: string, secret: string): Html {
+/**
+ * Shown once after connecting: where the store should send its webhooks; WooCommerce's with the
+ * secret made for them (`secret`), Shopify's signed by the app's own secret (undefined).
+ */
+export function webhookCard(address: string, webhookUrl: string, secret: string | undefined): Html {
+  if (secret === undefined) return shopifyWebhookCard(address, webhookUrl);
   return html`<section class="card" aria-labelledby="webhook-title" id="webhook-card">
     <h2 id="webhook-title">Boutique connectée : ${address}</h2>
     <p>
@@ -163,5 +170,20 @@ export function webhookCard(address: string, webhookUrl: string, secret: string)
     <div class="actions">
       <button type="button" class="secondary" data-copy="webhook-secret">Copier le secret</button>
     </div>
+  </section>`;
+}
+
+function shopifyWebhookCard(address: string, webhookUrl: string): Html {
+  return html`<section class="card" aria-labelledby="webhook-title" id="webhook-card">
+    <h2 id="webhook-title">Boutique connectée : ${address}</h2>
+    <p>
+      L’historique des commandes est en cours d’import ; les changements sont ensuite lus toutes les quelques
+      minutes. Pour des chiffres à jour à la seconde, abonnez l’application aux webhooks « orders/create », «
+      orders/updated » et « orders/delete » (format JSON) avec l’URL ci-dessous. Shopify les signe avec le
+      secret de l’application : donnez-le à la connexion (sans lui, les livraisons sont refusées et seules les
+      synchronisations régulières tiennent la boutique à jour).
+    </p>
+    <label for="webhook-url">URL de livraison</label>
+    <code class="key" id="webhook-url">${webhookUrl}</code>
   </section>`;
 }

@@ -15,6 +15,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AddStoreForm, ConnectStoreForm, StoreActionForm } from './forms.js';
 import { connectStore, disconnectStore, listConnections, requestSync } from '../domain/store-connections.js';
 import { connectionsTable, webhookCard } from './store-connection-views.js';
+import { formSecrets, shopifyConnectForm } from './shopify-connect-form.js';
 import type { WebTools } from './web-tools.js';
 import { AttemptLimit } from '../limits/attempt-limit.js';
 
@@ -104,11 +105,12 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
       address?: string;
       report?: Html;
       notice?: string;
-      connect?: { address: string; error: string; field: string };
+      connect?: { address: string; error: string; field: string; platform: string };
     } = {},
   ) {
     const section = await storesSection(request, context);
-    const connect = extra.connect;
+    const connect = extra.connect?.platform === 'shopify' ? undefined : extra.connect;
+    const shopify = extra.connect?.platform === 'shopify' ? extra.connect : undefined;
     const body = html`${extra.report ?? ''}
       <section class="card" aria-labelledby="connected-title">
         <h2 id="connected-title">Boutiques</h2>
@@ -153,6 +155,7 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
         ${connect ? html`<p class="error" id="connect-error" role="alert">${connect.error}</p>` : ''}
         <div class="actions"><button>Connecter</button></div>
       </form>
+      ${shopifyConnectForm(context, shopify)}
       <form method="post" action="/settings/stores" class="card">
         ${csrfField(context)}
         <h2>Ajouter une boutique sans connexion</h2>
@@ -241,8 +244,7 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
             organizationId,
             platform: request.body.platform ?? 'woocommerce',
             address,
-            consumerKey: request.body.consumer_key ?? '',
-            consumerSecret: request.body.consumer_secret ?? '',
+            ...formSecrets(request.body),
           }).then(
             (connected) => ({ connected }),
             (error: unknown) => ({ error }),
@@ -271,7 +273,8 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
       }
       if (!(failure instanceof AppError) || failure.status >= 500) throw failure;
       const field = typeof failure.body.field === 'string' ? failure.body.field : 'address';
-      const shown = { address: address.slice(0, 2048), error: failure.message, field };
+      const platform = request.body.platform ?? 'woocommerce';
+      const shown = { address: address.slice(0, 2048), error: failure.message, field, platform };
       return tools.render(reply, await storesPage(request, context, { connect: shown }), failure.status);
     },
   );

@@ -212,7 +212,7 @@ describe('WooCommerce connector (issue 11)', () => {
       assert.equal(forged.status, 401);
       assert.equal(
         (
-          await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret, {
+          await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret!, {
             omitSignature: true,
           })
         ).status,
@@ -222,14 +222,14 @@ describe('WooCommerce connector (issue 11)', () => {
         `${quiet.baseUrl}/webhooks/woocommerce/00000000-0000-4000-8000-000000000000`,
         'order.created',
         fresh.id,
-        connected.webhookSecret,
+        connected.webhookSecret!,
       );
       assert.equal(unknown.status, 404);
       await new Promise((resolve) => setTimeout(resolve, 500));
       const before = hooks.allOrders().length - 1;
       assert.equal((await synced()).orders, before, 'refused deliveries change nothing');
 
-      const created = await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret);
+      const created = await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret!);
       assert.equal(created.status, 202);
       await eventually('the new order counted', synced, (c) => c.orders === before + 1, 10_000);
 
@@ -237,12 +237,12 @@ describe('WooCommerce connector (issue 11)', () => {
       const stale = JSON.stringify({ ...fresh, status: 'completed' });
       hooks.updateOrder(fresh.id, { status: 'refunded' });
       assert.equal(
-        (await hooks.deliver(target, 'order.updated', fresh.id, connected.webhookSecret)).status,
+        (await hooks.deliver(target, 'order.updated', fresh.id, connected.webhookSecret!)).status,
         202,
       );
       for (let i = 0; i < 2; i++) {
         assert.equal(
-          (await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret, { body: stale }))
+          (await hooks.deliver(target, 'order.created', fresh.id, connected.webhookSecret!, { body: stale }))
             .status,
           202,
         );
@@ -250,7 +250,7 @@ describe('WooCommerce connector (issue 11)', () => {
       const deleted = hooks.allOrders()[3]!;
       hooks.deleteOrder(deleted.id);
       assert.equal(
-        (await hooks.deliver(target, 'order.deleted', deleted.id, connected.webhookSecret)).status,
+        (await hooks.deliver(target, 'order.deleted', deleted.id, connected.webhookSecret!)).status,
         202,
       );
       await eventually('the deletion counted', synced, (c) => c.orders === before, 10_000);

@@ -5,10 +5,13 @@
 // knows about reports: a connector only produces order lines in the import format (SPEC 12).
 import type { StoreHttpOptions } from './store-http.js';
 
-export type Platform = 'woocommerce';
-export const PLATFORMS: readonly Platform[] = ['woocommerce'];
+export type Platform = 'woocommerce' | 'shopify';
+export const PLATFORMS: readonly Platform[] = ['woocommerce', 'shopify'];
 
-/** A store's REST credentials, as the owner pasted them. */
+/**
+ * A store's API credentials, as the owner pasted them: WooCommerce's consumer key and secret;
+ * Shopify's app client id and client secret, or no key and an Admin API access token as secret.
+ */
 export interface StoreCredentials {
   readonly key: string;
   readonly secret: string;
@@ -57,18 +60,32 @@ export interface StoreApi {
 
 export type WebhookDelivery =
   | { readonly kind: 'ping' }
-  | { readonly kind: 'order'; readonly id: string }
+  /** `deliveryId`: the platform's id of this delivery, when it sends one (repeats are dropped). */
+  | { readonly kind: 'order'; readonly id: string; readonly deliveryId?: string }
   | { readonly kind: 'ignored'; readonly reason: string }
   | { readonly kind: 'refused'; readonly reason: string };
 
 export interface StoreConnector {
   readonly platform: Platform;
   readonly label: string;
+  /** Why the credentials cannot be this platform's (checked before any request), in French. */
+  credentialsError(credentials: StoreCredentials): string | undefined;
+  /**
+   * The secret that signs the store's webhooks: WooCommerce's is made here and shown once for the
+   * owner to paste (`show`); Shopify's is the app's own (given, or the client secret).
+   */
+  webhookSecret(credentials: StoreCredentials, given: string | undefined): { secret: string; show: boolean };
   /**
    * Checks the address and the keys against the store (reads only), with French errors a shop
-   * owner can act on (ConnectorError); returns the base address its API answers at.
+   * owner can act on (ConnectorError); returns the base address its API answers at. `currency`:
+   * the organization's, when the platform can tell the store's (amounts are never converted).
    */
-  verify(address: URL, credentials: StoreCredentials, http: StoreHttpOptions): Promise<{ apiBase: URL }>;
+  verify(
+    address: URL,
+    credentials: StoreCredentials,
+    http: StoreHttpOptions,
+    currency: string,
+  ): Promise<{ apiBase: URL }>;
   open(apiBase: URL, credentials: StoreCredentials, http: StoreHttpOptions, currency: string): StoreApi;
   /** Authenticates and reads a webhook delivery (the raw body, as received). */
   readWebhook(
@@ -79,7 +96,7 @@ export interface StoreConnector {
 }
 
 export type ConnectorErrorKind =
-  'address' | 'credentials' | 'permissions' | 'unavailable' | 'rate-limited' | 'protocol';
+  'address' | 'credentials' | 'permissions' | 'currency' | 'unavailable' | 'rate-limited' | 'protocol';
 
 /** A failure a person can act on, in French. `retryAfterS`: the store asked to wait. */
 export class ConnectorError extends Error {

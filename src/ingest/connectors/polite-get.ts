@@ -4,7 +4,13 @@
 // it sends one. A wait longer than the policy allows ends the attempt: the sync engine schedules
 // the store again at that time instead of holding a worker.
 import { ConnectorError } from './connector.js';
-import { StoreHttpError, storeGet, type StoreHttpOptions, type StoreResponse } from './store-http.js';
+import {
+  StoreHttpError,
+  storeRequest,
+  type StoreHttpOptions,
+  type StoreRequest,
+  type StoreResponse,
+} from './store-http.js';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -32,7 +38,7 @@ export function retryAfterSeconds(value: string | undefined, now = Date.now()): 
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
@@ -63,8 +69,20 @@ function failure(response: StoreResponse, host: string): ConnectorError {
  * GET with the policy's retries. Answers other than 429 and 5xx are returned as they are (the
  * platform reads them); a store still failing after the last attempt gives a ConnectorError.
  */
-export async function politeGet(
+export function politeGet(
   url: URL,
+  headers: Readonly<Record<string, string>>,
+  http: StoreHttpOptions,
+  policy: RetryPolicy,
+  signal?: AbortSignal,
+): Promise<StoreResponse> {
+  return politeRequest(url, { method: 'GET' }, headers, http, policy, signal);
+}
+
+/** politeGet for any request (a GraphQL POST reads only: retrying it is as harmless as a GET). */
+export async function politeRequest(
+  url: URL,
+  request: StoreRequest,
   headers: Readonly<Record<string, string>>,
   http: StoreHttpOptions,
   policy: RetryPolicy,
@@ -74,7 +92,7 @@ export async function politeGet(
     const last = attempt + 1 >= policy.attempts;
     let error: ConnectorError;
     try {
-      const response = await storeGet(url, headers, http, signal);
+      const response = await storeRequest(url, request, headers, http, signal);
       if (response.status !== 429 && response.status < 500) return response;
       error = failure(response, url.host);
     } catch (cause) {

@@ -4,6 +4,7 @@ import type { Config } from '../../config.js';
 import type { Platform, StoreConnector } from './connector.js';
 import { DEFAULT_RETRY } from './polite-get.js';
 import type { SyncSettings } from './sync.js';
+import { shopifyConnector } from './shopify/shopify.js';
 import { woocommerceConnector } from './woocommerce/woocommerce.js';
 
 export interface StoreSyncSetup {
@@ -15,7 +16,10 @@ export interface StoreSyncSetup {
 export function storeSyncSetup(config: Config, ca?: string | readonly string[]): StoreSyncSetup {
   const retry = { ...DEFAULT_RETRY, baseDelayMs: config.storeRetryBaseMs };
   return {
-    connectors: { woocommerce: woocommerceConnector(retry) },
+    connectors: {
+      woocommerce: woocommerceConnector(retry),
+      shopify: shopifyConnector(config.shopifyApiVersion, retry),
+    },
     settings: {
       intervalS: config.storeSyncIntervalS,
       pagesPerPass: 50,

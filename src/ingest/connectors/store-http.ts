@@ -63,7 +63,7 @@ export class StoreHttpError extends Error {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers that carry credentials, dropped once a redirect leaves the original origin. */
-const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
+const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization', 'x-shopify-access-token'];
 const KIB = 1024;
 const MIB = 1024 * KIB;
 const decimal = (n: number) => n.toLocaleString('fr-FR', { maximumFractionDigits: 1 });
@@ -143,13 +143,25 @@ function secureContext(ca: StoreHttpOptions['ca']): tls.SecureContext | undefine
   return context;
 }
 
-function requestOptions(url: URL, options: StoreHttpOptions) {
+/** A request's method and body: GET (REST) or POST (a GraphQL query, a token grant). */
+export interface StoreRequest {
+  readonly method: 'GET' | 'POST';
+  readonly body?: Buffer;
+  /**
+   * Reads a 2xx answer's body as it arrives (a large file read in part: Shopify's bulk result)
+   * and returns what to keep of it, bounded by the reader; the download stops when it returns.
+   */
+  readonly consume?: (body: AsyncIterable<Buffer>, status: number) => Promise<Buffer>;
+}
+const GET: StoreRequest = { method: 'GET' };
+
+function requestOptions(url: URL, options: StoreHttpOptions, method: StoreRequest['method']) {
   const host = bareHost(url);
   return {
     host,
     port: url.port || undefined,
     path: `${url.pathname}${url.search}`,
-    method: 'GET',
+    method,
     agent: false as const, // a fresh connection each time: no proxy, no keep-alive shared between stores
     lookup: checkedLookup(options),
     insecureHTTPParser: false,
@@ -242,24 +254,33 @@ const flatHeaders = (res: IncomingMessage): Record<string, string | undefined> =
   Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
 
 /** One exchange; a redirect's body is not read. */
-function getOnce(url: URL, headers: Record<string, string>, options: StoreHttpOptions, signal: AbortSignal) {
+function exchange(
+  url: URL,
+  request: StoreRequest,
+  headers: Record<string, string>,
+  options: StoreHttpOptions,
+  signal: AbortSignal,
+) {
   return new Promise<StoreResponse>((resolve, reject) => {
     const fail = (error: unknown) =>
       reject(signal.aborted ? signal.reason : toStoreError(error, url.hostname));
     const send = url.protocol === 'https:' ? https.request : http.request;
-    const req = send({ ...requestOptions(url, options), headers, signal }, (res) => {
+    const req = send({ ...requestOptions(url, options, request.method), headers, signal }, (res) => {
       const respond = (body: Buffer) => {
         const date = res.headers.date === undefined ? undefined : new Date(res.headers.date);
         const valid = date && Number.isFinite(date.getTime()) ? date : undefined;
         resolve({ status: res.statusCode ?? 0, headers: flatHeaders(res), body, url, date: valid });
       };
-      if (REDIRECTS.has(res.statusCode ?? 0) && res.headers.location !== undefined) {
+      const status = res.statusCode ?? 0;
+      if (REDIRECTS.has(status) && res.headers.location !== undefined) {
         respond(Buffer.alloc(0));
         req.destroy();
+      } else if (request.consume && status >= 200 && status < 300) {
+        request.consume(res, status).then((kept) => (respond(kept), req.destroy()), fail);
       } else readBody(res, options.maxBodyBytes ?? 16 * MIB, url.hostname).then(respond, fail);
     });
     req.on('error', fail);
-    req.end();
+    req.end(request.body);
   });
 }
 
@@ -295,8 +316,22 @@ function nextHop(response: StoreResponse, options: StoreHttpOptions, hop: number
  * the original origin; https→http is refused unless allowPrivate. Non-2xx statuses are answers, not errors.
  * `signal` aborts the request (rejecting with its reason).
  */
-export async function storeGet(
+export function storeGet(
   url: URL,
+  headers: Readonly<Record<string, string>>,
+  options: StoreHttpOptions,
+  signal?: AbortSignal,
+): Promise<StoreResponse> {
+  return storeRequest(url, GET, headers, options, signal);
+}
+
+/**
+ * storeGet for any request: a POST's body is sent with the length it has, and a redirect answering
+ * a POST is returned as it is, not followed (a body and its credentials never go to another place).
+ */
+export async function storeRequest(
+  url: URL,
+  request: StoreRequest,
   headers: Readonly<Record<string, string>>,
   options: StoreHttpOptions,
   signal?: AbortSignal,
@@ -310,7 +345,9 @@ export async function storeGet(
   const lowerCased = Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]);
   const sent: Record<string, string> = {
     ...Object.fromEntries(lowerCased),
-    'accept-encoding': 'gzip, deflate, br',
+    // A body read in part is read as sent (a byte range of a compressed one means nothing).
+    'accept-encoding': request.consume ? 'identity' : 'gzip, deflate, br',
+    ...(request.body === undefined ? {} : { 'content-length': String(request.body.length) }),
   };
   try {
     if (signal?.aborted) throw signal.reason;
@@ -318,8 +355,8 @@ export async function storeGet(
     for (let hop = 0; ; hop++) {
       checkStoreUrl(current, options);
       controller.signal.throwIfAborted();
-      const response = await getOnce(current, sent, options, controller.signal);
-      const next = nextHop(response, options, hop);
+      const response = await exchange(current, request, sent, options, controller.signal);
+      const next = request.method === 'GET' ? nextHop(response, options, hop) : undefined;
       if (!next) return response;
       if (next.origin !== url.origin) for (const name of CREDENTIALS) delete sent[name];
       current = next;

@@ -46,10 +46,13 @@ export function retryDelayS(failures: number, retryAfterS: number | undefined, b
   return Math.max(retryAfterS ?? 0, Math.round(exponential * (0.75 + Math.random() * 0.5)));
 }
 
-/** A sweep is due hourly for a small store, less often as it grows (a request per 100 orders). */
+/**
+ * A sweep is due hourly for a small store, less often as it grows (a request per 100 orders), and
+ * at least daily (issue 21: Shopify lists no deleted order, and a webhook can be missed).
+ */
 export function sweepDue(connection: Pick<StoreConnection, 'sweptAt' | 'orders'>, now = Date.now()): boolean {
   if (connection.sweptAt === null) return true;
-  const everyS = 3600 * Math.max(1, Math.ceil(connection.orders / 10_000));
+  const everyS = Math.min(86_400, 3600 * Math.max(1, Math.ceil(connection.orders / 10_000)));
   return now - connection.sweptAt.getTime() >= everyS * 1000;
 }
 

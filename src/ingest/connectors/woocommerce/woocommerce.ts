@@ -14,6 +14,7 @@ import {
 } from '../connector.js';
 import { DEFAULT_RETRY, politeGet, type RetryPolicy } from '../polite-get.js';
 import { checkStoreUrl, StoreHttpError, type StoreHttpOptions, type StoreResponse } from '../store-http.js';
+import { newWebhookSecret } from '../credentials.js';
 import { orderLine } from './mapping.js';
 
 const PER_PAGE = 100;
@@ -225,6 +226,15 @@ export function woocommerceConnector(retry: RetryPolicy = DEFAULT_RETRY): StoreC
   return {
     platform: 'woocommerce',
     label: 'WooCommerce',
+    credentialsError: (credentials) =>
+      !KEY_FORMS.key.test(credentials.key)
+        ? 'Clé client invalide : elle commence par ck_ (WooCommerce → Réglages → Avancé → API REST)'
+        : !KEY_FORMS.secret.test(credentials.secret)
+          ? 'Secret client invalide : il commence par cs_ (il n’est affiché qu’une fois par WooCommerce)'
+          : undefined,
+    // The owner pastes it into WooCommerce's webhook settings: shown once, at connection.
+    webhookSecret: () => ({ secret: newWebhookSecret(), show: true }),
+    // Each order says its currency; one in another currency is skipped (mapping.ts).
     async verify(address, credentials, http) {
       try {
         checkStoreUrl(address, http);
@@ -244,6 +254,8 @@ export function woocommerceConnector(retry: RetryPolicy = DEFAULT_RETRY): StoreC
     readWebhook: (headers, body, secret) => readWebhook(headers, body, secret),
   };
 }
+
+const KEY_FORMS = { key: /^ck_[A-Za-z0-9]{8,120}$/, secret: /^cs_[A-Za-z0-9]{8,120}$/ };
 
 const ORDER_TOPICS = new Set(['order.created', 'order.updated', 'order.deleted', 'order.restored']);
 

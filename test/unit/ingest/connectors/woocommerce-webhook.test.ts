@@ -55,4 +55,6 @@ test('a deletion sweep is due hourly for a small store, less often for a large o
   assert.equal(sweepDue({ sweptAt: ago(1.1), orders: 3_000 }, now), true);
   assert.equal(sweepDue({ sweptAt: ago(5), orders: 1_000_000 }, now), false);
   assert.equal(sweepDue({ sweptAt: ago(101), orders: 1_000_000 }, now), true);
+  // At least daily, however large (issue 21).
+  assert.equal(sweepDue({ sweptAt: ago(24.1), orders: 1_000_000 }, now), true);
 });

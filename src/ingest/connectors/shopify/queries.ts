@@ -1,0 +1,87 @@
+// The GraphQL documents the Shopify connector sends, and their requested cost as Shopify counts
+// it (an object 1 point, a connection 2 + `first` × its node, scalars and enums 0). A query whose
+// requested cost passes 1,000 points is refused outright, whatever the bucket holds: a page of
+// orders is sized so that it stays under (`ORDERS_PER_PAGE`); the rest of a large order (more
+// line items, its refunds) is read by a second query for that order alone.
+
+const MONEY = '{ shopMoney { amount } }';
+
+/** The order's own fields; its line items and refunds are asked for by each query. */
+const ORDER_FIELDS = `
+  legacyResourceId processedAt updatedAt cancelledAt displayFinancialStatus test email currencyCode
+  taxesIncluded
+  billingAddress { countryCodeV2 }
+  totalPriceSet ${MONEY}
+  totalTaxSet ${MONEY}
+  totalShippingPriceSet ${MONEY}
+  totalRefundedSet ${MONEY}
+  originalTotalDutiesSet ${MONEY}
+  originalTotalAdditionalFeesSet ${MONEY}
+  shippingLines(first: 5) { nodes { taxLines { priceSet ${MONEY} } } }`;
+/** Order 1, billing address 1, six money bags 2 each, shipping lines 2 + 5 × (1 + tax lines 3). */
+const ORDER_FIELDS_COST = 1 + 1 + 6 * 2 + (2 + 5 * 4);
+
+const PAGE_LINE_ITEMS = 25;
+const pageOrderCost = ORDER_FIELDS_COST + 2 + PAGE_LINE_ITEMS + 1;
+/** Orders a page asks for: 14 × 64 + 3 = 899 points, under the 1,000 of a single query. */
+export const ORDERS_PER_PAGE = Math.floor((900 - 3) / pageOrderCost);
+
+export const ORDERS_PAGE = `query SalesMetricsOrders($first: Int!, $after: String, $query: String, $sortKey: OrderSortKeys!) {
+  orders(first: $first, after: $after, query: $query, sortKey: $sortKey) {
+    nodes {
+      id ${ORDER_FIELDS}
+      lineItems(first: ${PAGE_LINE_ITEMS}) { nodes { quantity } pageInfo { hasNextPage } }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+export const ORDERS_PAGE_COST = 3 + ORDERS_PER_PAGE * pageOrderCost;
+
+const DETAIL_LINE_ITEMS = 100;
+const REFUNDS = 5;
+const REFUND_LINE_ITEMS = 25;
+/** One whole order: its line items (more pages by `after`) and its refunds with their parts. */
+export const ORDER_DETAIL = `query SalesMetricsOrder($id: ID!, $after: String) {
+  order(id: $id) {
+    id ${ORDER_FIELDS}
+    lineItems(first: ${DETAIL_LINE_ITEMS}, after: $after) { nodes { quantity } pageInfo { hasNextPage endCursor } }
+    refunds(first: ${REFUNDS}) {
+      id
+      refundLineItems(first: ${REFUND_LINE_ITEMS}) { nodes { totalTaxSet ${MONEY} } pageInfo { hasNextPage endCursor } }
+      refundShippingLines(first: 3) { nodes { subtotalAmountSet ${MONEY} taxAmountSet ${MONEY} } }
+    }
+  }
+}`;
+export const ORDER_DETAIL_COST =
+  ORDER_FIELDS_COST + 3 + DETAIL_LINE_ITEMS + REFUNDS * (1 + 3 + REFUND_LINE_ITEMS * 3 + 2 + 3 * 5);
+
+/** More line items of one refund (past the detail's first 25). */
+export const REFUND_LINE_ITEMS_PAGE = `query SalesMetricsRefundLineItems($id: ID!, $after: String) {
+  refund(id: $id) {
+    refundLineItems(first: 250, after: $after) { nodes { totalTaxSet ${MONEY} } pageInfo { hasNextPage endCursor } }
+  }
+}`;
+export const REFUND_LINE_ITEMS_COST = 1 + 3 + 250 * 3;
+
+/** More line items of one order (past the detail's first 100). */
+export const LINE_ITEMS = `query SalesMetricsLineItems($id: ID!, $after: String) {
+  order(id: $id) {
+    lineItems(first: 250, after: $after) { nodes { quantity } pageInfo { hasNextPage endCursor } }
+  }
+}`;
+export const LINE_ITEMS_COST = 1 + 3 + 250;
+
+export const IDS_PER_PAGE = 250;
+export const ORDER_IDS = `query SalesMetricsOrderIds($first: Int!, $after: String) {
+  orders(first: $first, after: $after, sortKey: ID) {
+    nodes { legacyResourceId }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+export const ORDER_IDS_COST = 3 + IDS_PER_PAGE;
+
+export const ORDERS_COUNT = `query SalesMetricsOrdersCount { ordersCount(limit: null) { count } }`;
+
+export const SHOP = `query SalesMetricsShop { shop { name currencyCode ianaTimezone myshopifyDomain } }`;
+export const FIRST_ORDER = `query SalesMetricsCanRead { orders(first: 1) { nodes { id } } }`;
+export const SCOPES = `query SalesMetricsScopes { currentAppInstallation { accessScopes { handle } } }`;

@@ -1,0 +1,347 @@
+// Shopify through its Admin GraphQL API (issue 21): the second implementation of the connector
+// interface. An app's access token (or its client id and secret, exchanged for a token), read
+// scopes only (read_orders, read_all_orders); orders walked by id for the history, by update date
+// for the changes (Shopify lists no deleted orders: the deletion sweep and the orders/delete
+// webhook find those), each order's refunds read with it when it has some. Only reads are sent.
+import crypto from 'node:crypto';
+import {
+  ConnectorError,
+  type OrderLine,
+  type OrderState,
+  type OrdersPage,
+  type StoreApi,
+  type StoreConnector,
+  type StoreCredentials,
+  type UnmappedOrder,
+  type WebhookDelivery,
+} from '../connector.js';
+import { newWebhookSecret } from '../credentials.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../polite-get.js';
+import { checkStoreUrl, StoreHttpError, type StoreHttpOptions } from '../store-http.js';
+import { pollBulk, readBulkSlice, startBulk } from './bulk.js';
+import { accessDenied, graphqlUrl, ShopifyGraphql } from './graphql.js';
+import { nodesOf, orderLine, shopCents } from './mapping.js';
+import * as Q from './queries.js';
+import { accessToken } from './token.js';
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const gid = (id: string) => `gid://shopify/Order/${id}`;
+/** The most pages of one order's line items read (25,000 lines). */
+const MAX_LINE_ITEM_PAGES = 100;
+
+/** Shopify's search syntax for "updated since": the instant in UTC, quoted. */
+const updatedSince = (since: Date) => `updated_at:>='${since.toISOString().replace(/\.\d{3}Z$/, 'Z')}'`;
+
+function connection(value: unknown): { nodes: Json[]; next: string | undefined } {
+  const info = isObject(value) && isObject(value.pageInfo) ? value.pageInfo : {};
+  const cursor = typeof info.endCursor === 'string' ? info.endCursor : undefined;
+  return { nodes: nodesOf(value), next: info.hasNextPage === true ? cursor : undefined };
+}
+
+class ShopifyApi implements StoreApi {
+  constructor(
+    private readonly client: ShopifyGraphql,
+    private readonly currency: string,
+    private readonly http: StoreHttpOptions,
+    private readonly retry: RetryPolicy,
+  ) {}
+
+  /** The order with all its line items and its refunds (the page gave only the first ones). */
+  private async detail(id: string): Promise<Json | undefined> {
+    const data = await this.client.query(Q.ORDER_DETAIL, { id: gid(id) }, Q.ORDER_DETAIL_COST);
+    if (!isObject(data.order)) return undefined;
+    const order = data.order;
+    const items = connection(order.lineItems);
+    const all = [...items.nodes];
+    let after = items.next;
+    for (let pages = 0; after !== undefined && pages < MAX_LINE_ITEM_PAGES; pages++) {
+      const more = await this.client.query(Q.LINE_ITEMS, { id: gid(id), after }, Q.LINE_ITEMS_COST);
+      const page = connection(isObject(more.order) ? more.order.lineItems : undefined);
+      all.push(...page.nodes);
+      after = page.next;
+    }
+    const refunds: Json[] = [];
+    // One request at a time, as for every store (polite-get.ts).
+    for (const refund of Array.isArray(order.refunds) ? order.refunds.filter(isObject) : []) {
+      refunds.push(await this.wholeRefund(refund));
+    }
+    return { ...order, lineItems: { nodes: all }, refunds };
+  }
+
+  /** A refund with all its line items (the detail gave the first 25). */
+  private async wholeRefund(refund: Json): Promise<Json> {
+    const items = connection(refund.refundLineItems);
+    if (items.next === undefined || typeof refund.id !== 'string') return refund;
+    const all = [...items.nodes];
+    let after: string | undefined = items.next;
+    for (let pages = 0; after !== undefined && pages < MAX_LINE_ITEM_PAGES; pages++) {
+      const more = await this.client.query(
+        Q.REFUND_LINE_ITEMS_PAGE,
+        { id: refund.id, after },
+        Q.REFUND_LINE_ITEMS_COST,
+      );
+      const page = connection(isObject(more.refund) ? more.refund.refundLineItems : undefined);
+      all.push(...page.nodes);
+      after = page.next;
+    }
+    return { ...refund, refundLineItems: { nodes: all } };
+  }
+
+  private async stateOf(node: Json): Promise<OrderState> {
+    const id = String(node.legacyResourceId ?? '');
+    if (node.test === true) return { gone: true };
+    const refunded = shopCents(node.totalRefundedSet);
+    const moreItems = hasMore(node.lineItems);
+    if ((refunded !== undefined && refunded !== 0n) || moreItems) {
+      if (!/^\d{1,19}$/.test(id)) return { id, message: 'identifiant de commande manquant' };
+      const whole = await this.detail(id);
+      return whole ? orderLine(whole, this.currency) : { gone: true };
+    }
+    return orderLine(node, this.currency);
+  }
+
+  private async page(variables: Json): Promise<OrdersPage> {
+    const data = await this.client.query(
+      Q.ORDERS_PAGE,
+      { first: Q.ORDERS_PER_PAGE, ...variables },
+      Q.ORDERS_PAGE_COST,
+    );
+    const storeDate = this.client.lastDate;
+    const { nodes, next } = connection(data.orders);
+    const mapped = await this.mapped(nodes);
+    const total =
+      variables.after === undefined && variables.sortKey === 'ID' ? await this.count() : undefined;
+    return { ...mapped, next, total, storeDate };
+  }
+
+  private async mapped(nodes: readonly Json[]) {
+    const orders: OrderLine[] = [];
+    const removed: string[] = [];
+    const unmapped: UnmappedOrder[] = [];
+    for (const node of nodes) {
+      const state = await this.stateOf(node);
+      if ('line' in state) orders.push(state.line);
+      else if ('gone' in state) removed.push(String(node.legacyResourceId));
+      else unmapped.push(state);
+    }
+    return { orders, removed, unmapped };
+  }
+
+  /** The shop's order count, for the progress; undefined when the shop does not say. */
+  private async count(): Promise<number | undefined> {
+    try {
+      const data = await this.client.query(Q.ORDERS_COUNT, {}, 1);
+      const count = isObject(data.ordersCount) ? Number(data.ordersCount.count) : Number.NaN;
+      return Number.isSafeInteger(count) && count >= 0 ? count : undefined;
+    } catch (error) {
+      if (error instanceof ConnectorError && error.kind === 'protocol') return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The history through a bulk operation (bulk.ts), or page by page when the shop refuses one:
+   * cursors `bulk:ID`, `bulk:ID:OFFSET`, `pages:CURSOR`.
+   */
+  async history(cursor: string | undefined): Promise<OrdersPage> {
+    const empty = (next: string | undefined, total?: number): OrdersPage => ({
+      orders: [],
+      removed: [],
+      unmapped: [],
+      next,
+      total,
+      storeDate: this.client.lastDate,
+    });
+    if (cursor === undefined) {
+      const started = await startBulk(this.client);
+      // The shop's order count is the progress's estimate (the operation counts objects, not orders).
+      return empty(started.kind === 'started' ? `bulk:${started.id}` : 'pages:', await this.count());
+    }
+    if (cursor.startsWith('pages:')) {
+      const after = cursor.slice('pages:'.length);
+      const page = await this.page({ sortKey: 'ID', after: after === '' ? undefined : after });
+      return { ...page, next: page.next === undefined ? undefined : `pages:${page.next}` };
+    }
+    const m = /^bulk:(gid:\/\/shopify\/BulkOperation\/\d{1,19})(?::(\d{1,15}))?$/.exec(cursor);
+    if (!m) return empty('pages:'); // a cursor of another kind (an older walk): pages from the start
+    const id = m[1]!;
+    const step = await pollBulk(this.client, id);
+    if (step.kind === 'running') return empty(cursor);
+    if (step.kind !== 'done') return empty('pages:');
+    if (step.url === undefined) return empty(undefined); // no order at all
+    const slice = await readBulkSlice(step.url, Number(m[2] ?? 0), this.http, this.retry);
+    const page = await this.mapped(slice.orders);
+    return {
+      ...page,
+      next: slice.next === undefined ? undefined : `bulk:${id}:${slice.next}`,
+      total: undefined,
+      storeDate: this.client.lastDate,
+    };
+  }
+
+  changes(since: Date, cursor: string | undefined): Promise<OrdersPage> {
+    return this.page({ sortKey: 'UPDATED_AT', query: updatedSince(since), after: cursor });
+  }
+
+  async order(id: string): Promise<OrderState> {
+    if (!/^\d{1,19}$/.test(id)) return { gone: true };
+    const whole = await this.detail(id);
+    return whole ? orderLine(whole, this.currency) : { gone: true };
+  }
+
+  async ids(cursor: string | undefined) {
+    const data = await this.client.query(
+      Q.ORDER_IDS,
+      { first: Q.IDS_PER_PAGE, after: cursor },
+      Q.ORDER_IDS_COST,
+    );
+    const { nodes, next } = connection(data.orders);
+    return { ids: nodes.map((n) => String(n.legacyResourceId)), next };
+  }
+}
+
+/** A connection with more nodes than the page gave. */
+const hasMore = (value: unknown): boolean =>
+  isObject(value) && isObject(value.pageInfo) && value.pageInfo.hasNextPage === true;
+
+/** An access token (custom app) or a client id and secret (Dev Dashboard app). */
+const TOKEN = /^[A-Za-z0-9_-]{8,512}$/;
+const CLIENT_ID = /^[A-Za-z0-9_-]{8,200}$/;
+
+function credentialsError(credentials: StoreCredentials): string | undefined {
+  if (credentials.key === '') {
+    return TOKEN.test(credentials.secret)
+      ? undefined
+      : 'Jeton d’accès invalide : celui de l’API Admin de l’application personnalisée (shpat_…), affiché une fois par Shopify';
+  }
+  if (!CLIENT_ID.test(credentials.key)) {
+    return 'Identifiant client invalide : celui de l’application (Dev Dashboard → Paramètres)';
+  }
+  return TOKEN.test(credentials.secret)
+    ? undefined
+    : 'Secret client invalide : celui de l’application (Dev Dashboard → Paramètres)';
+}
+
+async function verify(
+  address: URL,
+  credentials: StoreCredentials,
+  http: StoreHttpOptions,
+  currency: string,
+  version: string,
+  retry: RetryPolicy,
+): Promise<{ apiBase: URL }> {
+  try {
+    checkStoreUrl(address, http);
+  } catch (error) {
+    if (error instanceof StoreHttpError) throw new ConnectorError('address', error.message);
+    throw error;
+  }
+  const token = accessToken(address, credentials, http, retry);
+  const client = new ShopifyGraphql(graphqlUrl(address, version), token, http, retry);
+  const data = await client.query(Q.SHOP, {}, 1);
+  const shop = isObject(data.shop) ? data.shop : undefined;
+  if (!shop || typeof shop.currencyCode !== 'string') {
+    throw new ConnectorError('address', `${address.host} n’a pas répondu comme une boutique Shopify`);
+  }
+  if (shop.currencyCode !== currency) {
+    throw new ConnectorError(
+      'currency',
+      `La boutique ${String(shop.name ?? address.host).slice(0, 100)} est en ${shop.currencyCode.slice(0, 8)}, l’organisation en ${currency} : les montants ne sont jamais convertis ; connectez-la à une organisation en ${shop.currencyCode.slice(0, 8)}`,
+    );
+  }
+  await client.query(Q.FIRST_ORDER, {}, 4);
+  await checkScopes(client, address.host);
+  return { apiBase: address };
+}
+
+/** read_all_orders missing: Shopify would give only the last 60 days, silently. */
+async function checkScopes(client: ShopifyGraphql, host: string): Promise<void> {
+  let data: Json;
+  try {
+    data = await client.query(Q.SCOPES, {}, 2);
+  } catch (error) {
+    // A shop that does not answer this (an older or partial API) is checked by its orders alone.
+    if (error instanceof ConnectorError && error.kind === 'protocol') return;
+    throw error;
+  }
+  const installation = isObject(data.currentAppInstallation) ? data.currentAppInstallation : undefined;
+  if (!installation || !Array.isArray(installation.accessScopes)) return;
+  const scopes = new Set(installation.accessScopes.map((s) => (isObject(s) ? String(s.handle) : '')));
+  if (!scopes.has('read_orders') && !scopes.has('write_orders')) throw accessDenied(host);
+  if (!scopes.has('read_all_orders')) {
+    throw new ConnectorError(
+      'permissions',
+      `L’application n’a pas la permission read_all_orders sur ${host} : sans elle, Shopify ne donne que les commandes des 60 derniers jours ; ajoutez-la (avec read_orders) puis réessayez`,
+    );
+  }
+}
+
+export function shopifyConnector(version: string, retry: RetryPolicy = DEFAULT_RETRY): StoreConnector {
+  return {
+    platform: 'shopify',
+    label: 'Shopify',
+    credentialsError,
+    webhookSecret: (credentials, given) =>
+      // The app's API secret key signs its webhooks; a Dev Dashboard app's is its client secret.
+      // Without either, a random one: deliveries are refused, sync passes alone keep the store.
+      ({ secret: given ?? (credentials.key === '' ? newWebhookSecret() : credentials.secret), show: false }),
+    verify: (address, credentials, http, currency) =>
+      verify(address, credentials, http, currency, version, retry),
+    open: (apiBase, credentials, http, currency) =>
+      new ShopifyApi(
+        new ShopifyGraphql(
+          graphqlUrl(apiBase, version),
+          accessToken(apiBase, credentials, http, retry),
+          http,
+          retry,
+        ),
+        currency,
+        http,
+        retry,
+      ),
+    readWebhook,
+  };
+}
+
+const ORDER_TOPICS = new Set([
+  'orders/create',
+  'orders/updated',
+  'orders/delete',
+  'orders/cancelled',
+  'orders/paid',
+]);
+
+/**
+ * A delivery: X-Shopify-Hmac-Sha256 is the base64 HMAC-SHA256 of the raw body with the app's
+ * secret. The order is named by the body's `id` (its legacy id); X-Shopify-Webhook-Id names the
+ * delivery (Shopify sends one again when an answer is late).
+ */
+export function readWebhook(
+  headers: Readonly<Record<string, string | undefined>>,
+  body: Buffer,
+  secret: string,
+): WebhookDelivery {
+  const signature = headers['x-shopify-hmac-sha256'];
+  if (signature === undefined || signature === '') return { kind: 'refused', reason: 'signature absente' };
+  const expected = crypto.createHmac('sha256', secret).update(body).digest();
+  const given = Buffer.from(signature, 'base64');
+  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
+    return { kind: 'refused', reason: 'signature invalide' };
+  }
+  const topic = headers['x-shopify-topic'] ?? '';
+  if (!ORDER_TOPICS.has(topic)) return { kind: 'ignored', reason: `sujet ${topic.slice(0, 40)} non suivi` };
+  let payload: unknown;
+  try {
+    payload = JSON.parse(body.toString('utf8'));
+  } catch {
+    return { kind: 'ignored', reason: 'corps illisible' };
+  }
+  const id = isObject(payload) ? String(payload.id ?? '') : '';
+  const deliveryId = headers['x-shopify-webhook-id'];
+  return /^\d{1,19}$/.test(id)
+    ? { kind: 'order', id, ...(deliveryId ? { deliveryId: deliveryId.slice(0, 200) } : {}) }
+    : { kind: 'ignored', reason: 'commande sans identifiant' };
+}

@@ -1,0 +1,1308 @@
+// A stand-in Shopify shop for the Shopify connector's tests (issue 21). Shopify cannot run here:
+// this follows Shopify's Admin GraphQL documentation for what the connector reads:
+// - the GraphQL endpoint POST /admin/api/{version}/graphql.json, authenticated by the
+//   X-Shopify-Access-Token header (401 with `{"errors":"[API] Invalid API key or access token
+//   (unrecognized login or wrong password)"}` otherwise);
+// - the client-credentials grant POST /admin/oauth/access_token (grant_type, client_id,
+//   client_secret) answering { access_token, scope, expires_in };
+// - the types QueryRoot (shop, order, orders, ordersCount, currentAppInstallation), Shop, Order,
+//   MoneyBag/MoneyV2, MailingAddress, LineItem, ShippingLine, TaxLine, Refund, RefundLineItem,
+//   RefundShippingLine, connections with nodes/edges/pageInfo, OrderSortKeys, with their real
+//   field names, executed by the reference GraphQL implementation (graphql-js) over that schema;
+// - cost-based rate limiting: each query's requested cost (an object 1, a connection 2 + first ×
+//   its node, scalars 0), refused over 1,000 (MAX_COST_EXCEEDED), THROTTLED when the bucket
+//   (maximumAvailable, restoreRate a second) cannot afford it; extensions.cost on every answer;
+// - the search syntax of `orders(query:)` for updated_at/created_at comparisons;
+// - webhooks: X-Shopify-Topic, X-Shopify-Hmac-Sha256 (base64 HMAC-SHA256 of the raw body with
+//   the app's secret), X-Shopify-Webhook-Id, X-Shopify-Shop-Domain, a REST-shaped order body.
+// What the fake adds of its own (control methods, faults on demand, recording) is marked so.
+import http from 'node:http';
+import https from 'node:https';
+import crypto from 'node:crypto';
+import type { AddressInfo, Socket } from 'node:net';
+import {
+  buildSchema,
+  execute,
+  getNamedType,
+  GraphQLError,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  parse,
+  validate,
+  type DocumentNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type SelectionSetNode,
+} from 'graphql';
+import { FakeWooCommerce } from './fake-woocommerce.js';
+import { mulberry32 } from './seeded-random.js';
+
+const SDL = /* GraphQL */ `
+  scalar DateTime
+  scalar Decimal
+  scalar UnsignedInt64
+  scalar URL
+
+  enum CurrencyCode {
+    EUR
+    USD
+    GBP
+    CAD
+    CHF
+    JPY
+  }
+  enum CountryCode {
+    FR
+    DE
+    BE
+    ES
+    IT
+    NL
+    CH
+    GB
+    US
+    CA
+    JP
+  }
+  enum OrderSortKeys {
+    CREATED_AT
+    CUSTOMER_NAME
+    FINANCIAL_STATUS
+    FULFILLMENT_STATUS
+    ID
+    NUMBER
+    PROCESSED_AT
+    RELEVANCE
+    TOTAL_PRICE
+    UPDATED_AT
+  }
+  enum OrderDisplayFinancialStatus {
+    AUTHORIZED
+    EXPIRED
+    PAID
+    PARTIALLY_PAID
+    PARTIALLY_REFUNDED
+    PENDING
+    REFUNDED
+    VOIDED
+  }
+  enum CountPrecision {
+    EXACT
+    AT_LEAST
+  }
+
+  type MoneyV2 {
+    amount: Decimal!
+    currencyCode: CurrencyCode!
+  }
+  type MoneyBag {
+    shopMoney: MoneyV2!
+    presentmentMoney: MoneyV2!
+  }
+  type PageInfo {
+    hasNextPage: Boolean!
+    hasPreviousPage: Boolean!
+    startCursor: String
+    endCursor: String
+  }
+  type Count {
+    count: Int!
+    precision: CountPrecision!
+  }
+  type AccessScope {
+    handle: String!
+    description: String!
+  }
+  type AppInstallation {
+    accessScopes: [AccessScope!]!
+  }
+
+  type Shop {
+    id: ID!
+    name: String!
+    currencyCode: CurrencyCode!
+    ianaTimezone: String!
+    myshopifyDomain: String!
+    email: String!
+  }
+  type MailingAddress {
+    countryCodeV2: CountryCode
+    country: String
+    city: String
+    zip: String
+  }
+  type TaxLine {
+    priceSet: MoneyBag!
+    rate: Float
+    title: String!
+  }
+  type LineItem {
+    id: ID!
+    quantity: Int!
+    name: String!
+    originalUnitPriceSet: MoneyBag!
+    taxLines: [TaxLine!]!
+  }
+  type LineItemEdge {
+    cursor: String!
+    node: LineItem!
+  }
+  type LineItemConnection {
+    nodes: [LineItem!]!
+    edges: [LineItemEdge!]!
+    pageInfo: PageInfo!
+  }
+  type ShippingLine {
+    id: ID
+    title: String!
+    originalPriceSet: MoneyBag!
+    taxLines: [TaxLine!]!
+  }
+  type ShippingLineEdge {
+    cursor: String!
+    node: ShippingLine!
+  }
+  type ShippingLineConnection {
+    nodes: [ShippingLine!]!
+    edges: [ShippingLineEdge!]!
+    pageInfo: PageInfo!
+  }
+  type RefundLineItem {
+    id: ID
+    quantity: Int!
+    subtotalSet: MoneyBag!
+    totalTaxSet: MoneyBag!
+    lineItem: LineItem!
+  }
+  type RefundLineItemEdge {
+    cursor: String!
+    node: RefundLineItem!
+  }
+  type RefundLineItemConnection {
+    nodes: [RefundLineItem!]!
+    edges: [RefundLineItemEdge!]!
+    pageInfo: PageInfo!
+  }
+  type RefundShippingLine {
+    id: ID!
+    subtotalAmountSet: MoneyBag!
+    taxAmountSet: MoneyBag!
+  }
+  type RefundShippingLineEdge {
+    cursor: String!
+    node: RefundShippingLine!
+  }
+  type RefundShippingLineConnection {
+    nodes: [RefundShippingLine!]!
+    edges: [RefundShippingLineEdge!]!
+    pageInfo: PageInfo!
+  }
+  type Refund {
+    id: ID!
+    legacyResourceId: UnsignedInt64!
+    createdAt: DateTime
+    totalRefundedSet: MoneyBag!
+    refundLineItems(first: Int, after: String): RefundLineItemConnection!
+    refundShippingLines(first: Int, after: String): RefundShippingLineConnection!
+  }
+  type Order {
+    id: ID!
+    legacyResourceId: UnsignedInt64!
+    name: String!
+    createdAt: DateTime!
+    processedAt: DateTime!
+    updatedAt: DateTime!
+    cancelledAt: DateTime
+    closedAt: DateTime
+    displayFinancialStatus: OrderDisplayFinancialStatus
+    test: Boolean!
+    email: String
+    currencyCode: CurrencyCode!
+    presentmentCurrencyCode: CurrencyCode!
+    taxesIncluded: Boolean!
+    billingAddress: MailingAddress
+    shippingAddress: MailingAddress
+    subtotalLineItemsQuantity: Int!
+    totalPriceSet: MoneyBag!
+    subtotalPriceSet: MoneyBag
+    totalTaxSet: MoneyBag
+    totalShippingPriceSet: MoneyBag!
+    totalRefundedSet: MoneyBag!
+    totalDiscountsSet: MoneyBag
+    originalTotalDutiesSet: MoneyBag
+    originalTotalAdditionalFeesSet: MoneyBag
+    lineItems(first: Int, after: String, last: Int, before: String, reverse: Boolean): LineItemConnection!
+    shippingLines(
+      first: Int
+      after: String
+      last: Int
+      before: String
+      reverse: Boolean
+    ): ShippingLineConnection!
+    refunds(first: Int): [Refund!]!
+  }
+  type OrderEdge {
+    cursor: String!
+    node: Order!
+  }
+  type OrderConnection {
+    nodes: [Order!]!
+    edges: [OrderEdge!]!
+    pageInfo: PageInfo!
+  }
+  enum BulkOperationStatus {
+    CANCELED
+    CANCELING
+    COMPLETED
+    CREATED
+    EXPIRED
+    FAILED
+    RUNNING
+  }
+  enum BulkOperationErrorCode {
+    ACCESS_DENIED
+    INTERNAL_SERVER_ERROR
+    TIMEOUT
+  }
+  enum BulkOperationUserErrorCode {
+    INVALID
+    OPERATION_IN_PROGRESS
+  }
+  type BulkOperation {
+    id: ID!
+    status: BulkOperationStatus!
+    errorCode: BulkOperationErrorCode
+    objectCount: UnsignedInt64!
+    rootObjectCount: UnsignedInt64!
+    fileSize: UnsignedInt64
+    url: URL
+    partialDataUrl: URL
+    query: String!
+    createdAt: DateTime!
+    completedAt: DateTime
+  }
+  type BulkOperationUserError {
+    field: [String!]
+    message: String!
+    code: BulkOperationUserErrorCode
+  }
+  type BulkOperationRunQueryPayload {
+    bulkOperation: BulkOperation
+    userErrors: [BulkOperationUserError!]!
+  }
+  type Mutation {
+    bulkOperationRunQuery(query: String!, groupObjects: Boolean): BulkOperationRunQueryPayload
+  }
+  type QueryRoot {
+    bulkOperation(id: ID!): BulkOperation
+    currentBulkOperation: BulkOperation
+    shop: Shop!
+    order(id: ID!): Order
+    refund(id: ID!): Refund
+    orders(
+      first: Int
+      after: String
+      last: Int
+      before: String
+      reverse: Boolean = false
+      sortKey: OrderSortKeys = ID
+      query: String
+    ): OrderConnection!
+    ordersCount(query: String, limit: Int = 10000): Count
+    currentAppInstallation: AppInstallation!
+  }
+  schema {
+    query: QueryRoot
+    mutation: Mutation
+  }
+`;
+
+const schema = buildSchema(SDL);
+const MAX_COST = 1000;
+const MAX_PAGE = 250;
+
+// ---------------------------------------------------------------------------------------------
+// The fake's order model (the fake's own; amounts in integer cents of the shop's currency).
+
+export interface FakeLine {
+  quantity: number;
+  unitCents: number;
+  taxCents: number;
+}
+export interface FakeShippingLine {
+  /** As Shopify's originalPriceSet: tax included when the shop's prices include taxes. */
+  priceCents: number;
+  taxCents: number;
+}
+export interface FakeRefund {
+  id: number;
+  createdAt: Date;
+  /** totalRefundedSet: what was given back. */
+  totalCents: number;
+  lines: { quantity: number; subtotalCents: number; taxCents: number }[];
+  shipping: { subtotalCents: number; taxCents: number }[];
+}
+export interface FakeShopifyOrder {
+  id: number;
+  createdAt: Date;
+  processedAt: Date;
+  updatedAt: Date;
+  cancelledAt: Date | null;
+  financialStatus: string | null;
+  test: boolean;
+  email: string | null;
+  currency: string;
+  taxesIncluded: boolean;
+  country: string | null;
+  lines: FakeLine[];
+  shipping: FakeShippingLine[];
+  dutiesCents: number | null;
+  feesCents: number | null;
+  refunds: FakeRefund[];
+}
+
+/** The order's figures as Shopify computes them. */
+export function orderTotals(order: FakeShopifyOrder) {
+  const subtotal = order.lines.reduce((s, l) => s + l.quantity * l.unitCents, 0);
+  const lineTax = order.lines.reduce((s, l) => s + l.taxCents, 0);
+  const shippingTax = order.shipping.reduce((s, l) => s + l.taxCents, 0);
+  const shipping = order.shipping.reduce((s, l) => s + l.priceCents, 0);
+  const tax = lineTax + shippingTax;
+  const total =
+    subtotal + shipping + (order.taxesIncluded ? 0 : tax) + (order.dutiesCents ?? 0) + (order.feesCents ?? 0);
+  const refunded = order.refunds.reduce((s, r) => s + r.totalCents, 0);
+  return { subtotal, tax, shipping, shippingTax, total, refunded };
+}
+
+/** Shopify's Decimal text: no trailing zeros past the first decimal ("12.3", "10.0"). */
+export function decimal(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  const units = Math.floor(abs / 100);
+  const rest = abs % 100;
+  const fraction = rest === 0 ? '0' : String(rest).padStart(2, '0').replace(/0$/, '');
+  return `${sign}${units}.${fraction}`;
+}
+
+/** Shopify's DateTimes have whole seconds. */
+const seconds = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 1000);
+const randomHex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
+
+export interface FakeShopifyOptions {
+  certificate?: { key: string; cert: string };
+  currency?: string;
+  name?: string;
+  /** The access token of a custom app (default: a fresh shpat_…). */
+  accessToken?: string;
+  /** A Dev Dashboard app's client id and secret, for the client-credentials grant. */
+  clientId?: string;
+  clientSecret?: string;
+  /** The app's API secret key (signs webhooks). Default: the client secret. */
+  apiSecret?: string;
+  scopes?: string[];
+  /** The cost bucket: maximumAvailable and restoreRate (points a second). */
+  bucket?: { maximum: number; restoreRate: number };
+  /** Seconds a granted token lasts (Shopify: 86399). */
+  tokenLifetimeS?: number;
+  seed?: number;
+}
+
+interface Fault {
+  status: number;
+  count: number;
+  retryAfter?: string;
+}
+
+export class FakeShopify {
+  url = '';
+  ca = '';
+  port = 0;
+  readonly accessToken: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly apiSecret: string;
+  readonly domain: string;
+  scopes: string[];
+  currency: string;
+  bucket: { maximum: number; restoreRate: number; available: number; at: number };
+  tokenLifetimeS: number;
+  /** The fake's own recording: every request's method, path and headers, every query's cost. */
+  readonly requests: { method: string; path: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
+  readonly costs: { requested: number; actual: number; throttled: boolean }[] = [];
+  grants = 0;
+  readonly #orders = new Map<number, FakeShopifyOrder>();
+  readonly #granted = new Map<string, number>();
+  readonly #name: string;
+  #server!: http.Server;
+  readonly #sockets = new Set<Socket>();
+  #faults: Fault[] = [];
+  #slowMs = 0;
+  #nextId = 5_000_000_000;
+  readonly #bulks: FakeBulk[] = [];
+  /** The fake's own knobs: how long a bulk operation runs, how many may run at once. */
+  bulkDurationMs = 300;
+  bulkConcurrency = 1;
+  /** Requests for bulk result files, with their Range header (the fake's own recording). */
+  readonly bulkDownloads: { range: string | undefined }[] = [];
+  readonly #rand: () => number;
+
+  private constructor(options: FakeShopifyOptions) {
+    this.accessToken = options.accessToken ?? `shpat_${randomHex(16)}`;
+    this.clientId = options.clientId ?? randomHex(16);
+    this.clientSecret = options.clientSecret ?? `shpss_${randomHex(16)}`;
+    this.apiSecret = options.apiSecret ?? this.clientSecret;
+    this.scopes = options.scopes ?? ['read_orders', 'read_all_orders'];
+    this.currency = options.currency ?? 'EUR';
+    this.#name = options.name ?? 'Boutique Shopify Test';
+    this.domain = `${this.#name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.myshopify.com`;
+    // Shopify Plus's bucket by default (Standard: 2,000 points, 100 a second).
+    const bucket = options.bucket ?? { maximum: 20_000, restoreRate: 1_000 };
+    this.bucket = { ...bucket, available: bucket.maximum, at: Date.now() };
+    this.tokenLifetimeS = options.tokenLifetimeS ?? 86_399;
+    this.#rand = mulberry32(options.seed ?? 7);
+  }
+
+  static generateCertificate = () => FakeWooCommerce.generateCertificate();
+
+  static async start(options: FakeShopifyOptions = {}): Promise<FakeShopify> {
+    const fake = new FakeShopify(options);
+    const pem = options.certificate ?? (await FakeShopify.generateCertificate());
+    fake.ca = pem.cert;
+    fake.#server = https.createServer(
+      { key: pem.key, cert: pem.cert },
+      (req, res) => void fake.#handle(req, res),
+    );
+    fake.#server.on('connection', (socket: Socket) => {
+      fake.#sockets.add(socket);
+      socket.on('close', () => fake.#sockets.delete(socket));
+    });
+    fake.#server.on('tlsClientError', () => {});
+    await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
+    fake.port = (fake.#server.address() as AddressInfo).port;
+    fake.url = `https://localhost:${fake.port}`;
+    return fake;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    if (this.#server.listening) await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  // --- Faults on demand (the fake's own) ---------------------------------------------------------
+
+  /** The next `count` GraphQL requests answer `status` (429 with Retry-After, 5xx…). */
+  failNext(count: number, status: number, retryAfter?: string): void {
+    this.#faults.push({ status, count, ...(retryAfter === undefined ? {} : { retryAfter }) });
+  }
+  /** Every answer waits this long first. */
+  slowDown(ms: number): void {
+    this.#slowMs = ms;
+  }
+  /** Empties the bucket (a busy shop): the next queries are THROTTLED until it refills. */
+  drainBucket(): void {
+    this.bucket.available = 0;
+    this.bucket.at = Date.now();
+  }
+  /** Forgets every granted token (an expired one). */
+  expireTokens(): void {
+    this.#granted.clear();
+  }
+
+  // --- Orders (the fake's own control methods) -----------------------------------------------------
+
+  allOrders(): FakeShopifyOrder[] {
+    return [...this.#orders.values()].sort((a, b) => a.id - b.id);
+  }
+  order(id: number): FakeShopifyOrder | undefined {
+    return this.#orders.get(id);
+  }
+
+  addOrder(input: Partial<FakeShopifyOrder> = {}): FakeShopifyOrder {
+    const now = new Date();
+    const id = input.id ?? this.#nextId++;
+    const order: FakeShopifyOrder = {
+      id,
+      createdAt: now,
+      processedAt: input.processedAt ?? now,
+      updatedAt: now,
+      cancelledAt: null,
+      financialStatus: 'PAID',
+      test: false,
+      email: `client${id % 97}@example.com`,
+      currency: this.currency,
+      taxesIncluded: false,
+      country: 'FR',
+      lines: [{ quantity: 1, unitCents: 2000, taxCents: 400 }],
+      shipping: [{ priceCents: 500, taxCents: 100 }],
+      dutiesCents: null,
+      feesCents: null,
+      refunds: [],
+      ...input,
+    };
+    order.processedAt = seconds(order.processedAt);
+    this.#orders.set(id, order);
+    return order;
+  }
+
+  /** `count` varied orders over 2024–2026: refunds, cancellations, test orders, taxes included… */
+  addOrders(count: number): FakeShopifyOrder[] {
+    const r = this.#rand;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
+    const added: FakeShopifyOrder[] = [];
+    const start = Date.UTC(2024, 0, 1);
+    for (let i = 0; i < count; i++) {
+      const processedAt = new Date(start + Math.floor(r() * 2.8 * 365 * 86_400_000));
+      const taxesIncluded = r() < 0.4;
+      const lineCount = r() < 0.02 ? 30 + Math.floor(r() * 20) : 1 + Math.floor(r() * 4);
+      const lines = Array.from({ length: lineCount }, () => {
+        const quantity = 1 + Math.floor(r() * 3);
+        const unitCents = 500 + Math.floor(r() * 9000);
+        return {
+          quantity,
+          unitCents,
+          taxCents: Math.round((quantity * unitCents * 0.2) / (taxesIncluded ? 1.2 : 1)),
+        };
+      });
+      const shipping =
+        r() < 0.2 ? [] : [{ priceCents: pick([490, 590, 1290]), taxCents: pick([82, 98, 215]) }];
+      const status = pick([
+        'PAID',
+        'PAID',
+        'PAID',
+        'PENDING',
+        'AUTHORIZED',
+        'PARTIALLY_PAID',
+        'VOIDED',
+        'EXPIRED',
+        null,
+      ]);
+      const order = this.addOrder({
+        processedAt,
+        taxesIncluded,
+        lines,
+        shipping,
+        financialStatus: status,
+        test: r() < 0.05,
+        email: r() < 0.1 ? null : `client${Math.floor(r() * count * 0.6)}@example.com`,
+        country: r() < 0.08 ? null : pick(['FR', 'FR', 'DE', 'BE', 'US', 'CH']),
+        dutiesCents: r() < 0.05 ? 350 : null,
+        feesCents: r() < 0.05 ? 120 : null,
+        cancelledAt: r() < 0.06 ? new Date(processedAt.getTime() + 3_600_000) : null,
+      });
+      order.createdAt = processedAt;
+      order.updatedAt = new Date(processedAt.getTime() + 60_000);
+      if (r() < 0.15 && order.financialStatus === 'PAID')
+        this.addRefund(order.id, { full: r() < 0.4, at: order.updatedAt });
+      added.push(order);
+    }
+    return added;
+  }
+
+  /** A refund of the first line (with its tax) and, if `full`, everything, shipping included. */
+  addRefund(id: number, options: { full?: boolean; at?: Date; totalCents?: number } = {}): FakeRefund {
+    const order = this.#orders.get(id);
+    if (!order) throw new Error(`no order ${id}`);
+    const totals = orderTotals(order);
+    const lines = options.full ? order.lines : order.lines.slice(0, 1);
+    const refundLines = lines.map((l) => ({
+      quantity: l.quantity,
+      subtotalCents: l.quantity * l.unitCents - (order.taxesIncluded ? l.taxCents : 0),
+      taxCents: l.taxCents,
+    }));
+    const shipping = options.full
+      ? order.shipping.map((s) => ({
+          subtotalCents: s.priceCents - (order.taxesIncluded ? s.taxCents : 0),
+          taxCents: s.taxCents,
+        }))
+      : [];
+    const computed = [...refundLines, ...shipping].reduce((s, l) => s + l.subtotalCents + l.taxCents, 0);
+    const totalCents = Math.min(options.totalCents ?? computed, totals.total - totals.refunded);
+    const refund: FakeRefund = {
+      id: this.#nextId++,
+      createdAt: options.at ?? new Date(),
+      totalCents,
+      lines: refundLines,
+      shipping,
+    };
+    order.refunds.push(refund);
+    order.financialStatus = totals.refunded + totalCents >= totals.total ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
+    order.updatedAt = options.at ?? new Date();
+    return refund;
+  }
+
+  updateOrder(id: number, changes: Partial<FakeShopifyOrder>): FakeShopifyOrder {
+    const order = this.#orders.get(id);
+    if (!order) throw new Error(`no order ${id}`);
+    Object.assign(order, changes, { updatedAt: new Date() });
+    return order;
+  }
+  cancelOrder(id: number): FakeShopifyOrder {
+    return this.updateOrder(id, { cancelledAt: new Date() });
+  }
+  deleteOrder(id: number): void {
+    this.#orders.delete(id);
+  }
+
+  // --- Webhooks (Shopify's delivery, sent on demand) ----------------------------------------------
+
+  /** Delivers `topic` for the order to `target`, signed with `secret` (default: the app's). */
+  async deliver(
+    target: string,
+    topic: string,
+    orderId: number,
+    options: { secret?: string; webhookId?: string; omitSignature?: boolean } = {},
+  ): Promise<{ status: number; body: string }> {
+    const body = JSON.stringify({
+      id: orderId,
+      admin_graphql_api_id: `gid://shopify/Order/${orderId}`,
+      ...(topic === 'orders/delete' ? {} : { email: this.#orders.get(orderId)?.email ?? null }),
+    });
+    const hmac = crypto
+      .createHmac('sha256', options.secret ?? this.apiSecret)
+      .update(body)
+      .digest('base64');
+    const response = await fetch(target, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-shopify-topic': topic,
+        'x-shopify-shop-domain': this.domain,
+        'x-shopify-api-version': '2025-10',
+        'x-shopify-webhook-id': options.webhookId ?? crypto.randomUUID(),
+        'x-shopify-triggered-at': new Date().toISOString(),
+        ...(options.omitSignature ? {} : { 'x-shopify-hmac-sha256': hmac }),
+      },
+      body,
+    });
+    return { status: response.status, body: await response.text() };
+  }
+
+  // --- HTTP --------------------------------------------------------------------------------------
+
+  async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const path = (req.url ?? '/').split('?')[0]!;
+    this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+    if (this.#slowMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#slowMs));
+    const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        date: new Date().toUTCString(),
+        ...headers,
+      });
+      res.end(typeof value === 'string' ? value : JSON.stringify(value));
+    };
+    if (req.method === 'POST' && path === '/admin/oauth/access_token') return this.#grant(body, req, send);
+    const file = /^\/bulk\/(\d+)\.jsonl$/.exec(path);
+    if (req.method === 'GET' && file) return this.#serveBulk(file[1]!, req, res);
+    const graphql = /^\/admin\/api\/(\d{4}-\d\d|unstable)\/graphql\.json$/.exec(path);
+    if (!graphql) return send(404, { errors: 'Not Found' });
+    if (req.method !== 'POST') return send(405, { errors: 'Method Not Allowed' });
+    const fault = this.#faults[0];
+    if (fault) {
+      if (--fault.count <= 0) this.#faults.shift();
+      return send(
+        fault.status,
+        { errors: 'Fault (the fake’s own)' },
+        fault.retryAfter ? { 'retry-after': fault.retryAfter } : {},
+      );
+    }
+    const token = req.headers['x-shopify-access-token'];
+    if (!this.#valid(typeof token === 'string' ? token : '')) {
+      return send(401, {
+        errors: '[API] Invalid API key or access token (unrecognized login or wrong password)',
+      });
+    }
+    let request: { query?: unknown; variables?: unknown };
+    try {
+      request = JSON.parse(body) as typeof request;
+    } catch {
+      return send(400, { errors: { query: 'Required parameter missing or invalid' } });
+    }
+    send(
+      200,
+      this.#graphql(String(request.query ?? ''), (request.variables ?? {}) as Record<string, unknown>),
+    );
+  }
+
+  #valid(token: string): boolean {
+    if (token === '') return false;
+    if (token === this.accessToken) return true;
+    const until = this.#granted.get(token);
+    return until !== undefined && until > Date.now();
+  }
+
+  #grant(body: string, req: http.IncomingMessage, send: (s: number, v: unknown) => void): void {
+    const type = req.headers['content-type'] ?? '';
+    const form = type.includes('json')
+      ? new Map(Object.entries(JSON.parse(body) as Record<string, string>))
+      : new Map(new URLSearchParams(body));
+    if (form.get('grant_type') !== 'client_credentials')
+      return send(400, { error: 'unsupported_grant_type' });
+    if (form.get('client_id') !== this.clientId || form.get('client_secret') !== this.clientSecret) {
+      return send(400, { error: 'invalid_client', error_description: 'Client authentication failed' });
+    }
+    const token = `shpat_${randomHex(16)}`;
+    this.#granted.set(token, Date.now() + this.tokenLifetimeS * 1000);
+    this.grants++;
+    send(200, { access_token: token, scope: this.scopes.join(','), expires_in: this.tokenLifetimeS });
+  }
+
+  // --- Bulk operations (bulkOperationRunQuery, a JSONL file) ------------------------------------------
+
+  #runBulk(query: string) {
+    const running = this.#bulks.filter((b) => Date.now() < b.completesAt);
+    if (running.length >= this.bulkConcurrency) {
+      return {
+        bulkOperation: null,
+        userErrors: [
+          {
+            field: null,
+            message: `A bulk query operation for this app and shop is already in progress: ${running[0]!.id}.`,
+            code: 'OPERATION_IN_PROGRESS',
+          },
+        ],
+      };
+    }
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch (error) {
+      return {
+        bulkOperation: null,
+        userErrors: [{ field: ['query'], message: (error as Error).message, code: 'INVALID' }],
+      };
+    }
+    const invalid = validate(schema, document);
+    if (invalid.length > 0) {
+      return {
+        bulkOperation: null,
+        userErrors: [{ field: ['query'], message: invalid[0]!.message, code: 'INVALID' }],
+      };
+    }
+    const result = execute({ schema, document, rootValue: this.#root(), contextValue: { bulk: true } });
+    if (result instanceof Promise) throw new Error('synchronous resolvers only');
+    const lines: string[] = [];
+    let roots = 0;
+    for (const value of Object.values(result.data ?? {})) {
+      for (const node of nodesOfConnection(value)) {
+        roots++;
+        flatten(node, undefined, lines);
+      }
+    }
+    const bulk: FakeBulk = {
+      id: `gid://shopify/BulkOperation/${this.#bulks.length + 1}`,
+      query,
+      createdAt: new Date(),
+      completesAt: Date.now() + this.bulkDurationMs,
+      file: Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8'),
+      objects: lines.length,
+      roots,
+    };
+    this.#bulks.push(bulk);
+    return { bulkOperation: this.#bulkView(bulk), userErrors: [] };
+  }
+
+  #bulkView(bulk: FakeBulk | undefined) {
+    if (!bulk) return null;
+    const done = Date.now() >= bulk.completesAt;
+    const share = done ? 1 : Math.max(0, 1 - (bulk.completesAt - Date.now()) / this.bulkDurationMs);
+    return {
+      id: bulk.id,
+      status: done ? 'COMPLETED' : 'RUNNING',
+      errorCode: null,
+      objectCount: String(Math.floor(bulk.objects * share)),
+      rootObjectCount: String(Math.floor(bulk.roots * share)),
+      fileSize: done ? String(bulk.file.length) : null,
+      url:
+        done && bulk.file.length > 0
+          ? `${this.url}/bulk/${bulk.id.split('/').at(-1)}.jsonl?signature=fake`
+          : null,
+      partialDataUrl: null,
+      query: bulk.query,
+      createdAt: bulk.createdAt.toISOString(),
+      completedAt: done ? new Date(bulk.completesAt).toISOString() : null,
+    };
+  }
+
+  /** GET /bulk/N.jsonl: the result file, with byte ranges (as a storage service serves it). */
+  #serveBulk(n: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const bulk = this.#bulks[Number(n) - 1];
+    this.bulkDownloads.push({ range: req.headers.range });
+    if (!bulk) {
+      res.writeHead(404).end();
+      return;
+    }
+    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const start = range ? Number(range[1]) : 0;
+    if (start >= bulk.file.length && range) {
+      res.writeHead(416, { 'content-range': `bytes */${bulk.file.length}` }).end();
+      return;
+    }
+    const body = bulk.file.subarray(start);
+    res.writeHead(range ? 206 : 200, {
+      'content-type': 'application/jsonl',
+      'content-length': String(body.length),
+      ...(range ? { 'content-range': `bytes ${start}-${bulk.file.length - 1}/${bulk.file.length}` } : {}),
+    });
+    res.end(body);
+  }
+
+  // --- GraphQL -----------------------------------------------------------------------------------
+
+  #refill(): number {
+    const b = this.bucket;
+    const now = Date.now();
+    b.available = Math.min(b.maximum, b.available + (b.restoreRate * (now - b.at)) / 1000);
+    b.at = now;
+    return b.available;
+  }
+
+  #costExtension(requested: number, actual: number | null) {
+    return {
+      cost: {
+        requestedQueryCost: requested,
+        actualQueryCost: actual,
+        throttleStatus: {
+          maximumAvailable: this.bucket.maximum,
+          currentlyAvailable: Math.floor(this.bucket.available),
+          restoreRate: this.bucket.restoreRate,
+        },
+      },
+    };
+  }
+
+  #graphql(query: string, variables: Record<string, unknown>): unknown {
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch (error) {
+      return { errors: [{ message: (error as Error).message, extensions: { code: 'PARSE_ERROR' } }] };
+    }
+    const invalid = validate(schema, document);
+    if (invalid.length > 0)
+      return { errors: invalid.map((e) => ({ message: e.message, locations: e.locations })) };
+    const requested = requestedCost(document, variables);
+    this.#refill();
+    if (requested > MAX_COST) {
+      return {
+        errors: [
+          {
+            message: `Query cost is ${requested}, which exceeds the single query max cost limit (${MAX_COST}).`,
+            extensions: { code: 'MAX_COST_EXCEEDED', cost: requested, maxCost: MAX_COST },
+          },
+        ],
+        extensions: this.#costExtension(requested, null),
+      };
+    }
+    if (requested > this.bucket.available) {
+      this.costs.push({ requested, actual: 0, throttled: true });
+      return {
+        errors: [
+          {
+            message: 'Throttled',
+            extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
+          },
+        ],
+        extensions: this.#costExtension(requested, null),
+      };
+    }
+    const result = execute({ schema, document, rootValue: this.#root(), variableValues: variables });
+    if (result instanceof Promise) throw new Error('synchronous resolvers only');
+    const actual = Math.min(requested, actualCost(result.data));
+    this.bucket.available -= actual;
+    this.costs.push({ requested, actual, throttled: false });
+    return {
+      ...(result.data === undefined ? {} : { data: result.data }),
+      ...(result.errors ? { errors: result.errors.map((e) => e.toJSON()) } : {}),
+      extensions: this.#costExtension(requested, actual),
+    };
+  }
+
+  #canRead(): void {
+    if (!this.scopes.includes('read_orders')) {
+      throw new GraphQLError('Access denied for orders field. Required access: `read_orders` access scope.', {
+        extensions: { code: 'ACCESS_DENIED', documentation: 'https://shopify.dev/api/usage/access-scopes' },
+      });
+    }
+  }
+
+  /** Orders the app may see: without read_all_orders, the last 60 days only. */
+  #visible(): FakeShopifyOrder[] {
+    const floor = this.scopes.includes('read_all_orders') ? 0 : Date.now() - 60 * 86_400_000;
+    return this.allOrders().filter((o) => o.processedAt.getTime() >= floor);
+  }
+
+  #root() {
+    return {
+      shop: () => ({
+        id: 'gid://shopify/Shop/1',
+        name: this.#name,
+        currencyCode: this.currency,
+        ianaTimezone: 'Europe/Paris',
+        myshopifyDomain: this.domain,
+        email: 'owner@example.com',
+      }),
+      currentAppInstallation: () => ({
+        accessScopes: this.scopes.map((handle) => ({ handle, description: handle })),
+      }),
+      order: ({ id }: { id: string }) => {
+        this.#canRead();
+        const m = /^gid:\/\/shopify\/Order\/(\d+)$/.exec(id);
+        const order = m ? this.#visible().find((o) => o.id === Number(m[1])) : undefined;
+        return order ? orderObject(order) : null;
+      },
+      refund: ({ id }: { id: string }) => {
+        this.#canRead();
+        const m = /^gid:\/\/shopify\/Refund\/(\d+)$/.exec(id);
+        for (const order of m ? this.#visible() : []) {
+          const refund = order.refunds.find((r) => r.id === Number(m![1]));
+          if (refund) return refundObject(refund, order.currency);
+        }
+        return null;
+      },
+      orders: (
+        args: {
+          first?: number;
+          after?: string;
+          sortKey?: string;
+          reverse?: boolean;
+          query?: string;
+        },
+        context?: Bulk,
+      ) => {
+        this.#canRead();
+        return ordersConnection(this.#visible(), args, context);
+      },
+      bulkOperation: ({ id }: { id: string }) => this.#bulkView(this.#bulks.find((b) => b.id === id)),
+      currentBulkOperation: () => this.#bulkView(this.#bulks.at(-1)),
+      bulkOperationRunQuery: ({ query }: { query: string }) => this.#runBulk(query),
+      ordersCount: ({ query, limit }: { query?: string; limit?: number | null }) => {
+        this.#canRead();
+        const count = filtered(this.#visible(), query).length;
+        return limit !== null && limit !== undefined && count > limit
+          ? { count: limit, precision: 'AT_LEAST' }
+          : { count, precision: 'EXACT' };
+      },
+    };
+  }
+}
+
+// --- Resolvers' data -----------------------------------------------------------------------------
+
+const money = (cents: number, currency: string) => {
+  const m = { amount: decimal(cents), currencyCode: currency };
+  return { shopMoney: m, presentmentMoney: m };
+};
+
+/** A connection over `items` with Shopify's first/after arguments (first required, ≤ 250). */
+function connectionOf<T>(
+  items: readonly T[],
+  args: { first?: number; after?: string },
+  keyOf: (item: T) => string,
+  context?: { bulk?: boolean },
+) {
+  // A bulk operation's query asks for whole connections, without first.
+  if (context?.bulk) args = { ...args, first: items.length };
+  else if (args.first === undefined || args.first === null) {
+    throw new GraphQLError('you must provide one of first or last', { extensions: { code: 'BAD_REQUEST' } });
+  }
+  if (args.first! > MAX_PAGE && !context?.bulk) {
+    throw new GraphQLError(`The first argument must be less than or equal to ${MAX_PAGE}`, {
+      extensions: { code: 'BAD_REQUEST' },
+    });
+  }
+  let start = 0;
+  if (args.after) {
+    let key: unknown;
+    try {
+      key = (JSON.parse(Buffer.from(args.after, 'base64').toString('utf8')) as { key?: unknown }).key;
+    } catch {
+      key = undefined;
+    }
+    if (typeof key !== 'string')
+      throw new GraphQLError('Invalid cursor', { extensions: { code: 'BAD_REQUEST' } });
+    start = items.findIndex((item) => keyOf(item) > key);
+    if (start < 0) start = items.length;
+  }
+  const page = items.slice(start, start + args.first!);
+  const cursor = (item: T) => Buffer.from(JSON.stringify({ key: keyOf(item) })).toString('base64');
+  return {
+    nodes: page,
+    edges: page.map((node) => ({ cursor: cursor(node), node })),
+    pageInfo: {
+      hasNextPage: start + page.length < items.length,
+      hasPreviousPage: start > 0,
+      startCursor: page[0] ? cursor(page[0]) : null,
+      endCursor: page.at(-1) ? cursor(page.at(-1)!) : null,
+    },
+  };
+}
+
+const pad = (n: number) => String(n).padStart(20, '0');
+
+/** Shopify's search syntax, the part the fake knows: updated_at/created_at/processed_at comparisons, test. */
+function filtered(orders: readonly FakeShopifyOrder[], query: string | undefined): FakeShopifyOrder[] {
+  if (!query) return [...orders];
+  const terms = [...query.matchAll(/(updated_at|created_at|processed_at):(>=|<=|>|<)?'?([^'\s]+)'?/g)];
+  const flags = [...query.matchAll(/\btest:(true|false)\b/g)];
+  return orders.filter((o) => {
+    for (const [, field, op = '=', value] of terms) {
+      const at = (
+        field === 'updated_at' ? o.updatedAt : field === 'created_at' ? o.createdAt : o.processedAt
+      ).getTime();
+      const ref = Date.parse(value!);
+      if (Number.isNaN(ref)) continue;
+      if (op === '>=' && !(at >= ref)) return false;
+      if (op === '>' && !(at > ref)) return false;
+      if (op === '<=' && !(at <= ref)) return false;
+      if (op === '<' && !(at < ref)) return false;
+    }
+    for (const [, flag] of flags) if (o.test !== (flag === 'true')) return false;
+    return true;
+  });
+}
+
+type Bulk = { bulk?: boolean };
+
+function ordersConnection(
+  orders: readonly FakeShopifyOrder[],
+  args: { first?: number; after?: string; sortKey?: string; reverse?: boolean; query?: string },
+  context?: Bulk,
+) {
+  const keyOf = (o: FakeShopifyOrder) => {
+    switch (args.sortKey) {
+      case 'UPDATED_AT':
+        return `${pad(o.updatedAt.getTime())}:${pad(o.id)}`;
+      case 'CREATED_AT':
+        return `${pad(o.createdAt.getTime())}:${pad(o.id)}`;
+      case 'PROCESSED_AT':
+        return `${pad(o.processedAt.getTime())}:${pad(o.id)}`;
+      default:
+        return pad(o.id);
+    }
+  };
+  const sorted = filtered(orders, args.query).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+  const connection = connectionOf(sorted, args, keyOf, context);
+  return {
+    ...connection,
+    nodes: connection.nodes.map(orderObject),
+    edges: connection.edges.map((e) => ({ ...e, node: orderObject(e.node) })),
+  };
+}
+
+function orderObject(o: FakeShopifyOrder) {
+  const totals = orderTotals(o);
+  const c = o.currency;
+  const tax = (cents: number) => [{ priceSet: money(cents, c), rate: 0.2, title: 'TVA' }];
+  const lineItems = o.lines.map((l, i) => ({
+    id: `gid://shopify/LineItem/${o.id}${i}`,
+    quantity: l.quantity,
+    name: `Article ${i + 1}`,
+    originalUnitPriceSet: money(l.unitCents, c),
+    taxLines: tax(l.taxCents),
+  }));
+  const address =
+    o.country === null ? null : { countryCodeV2: o.country, country: o.country, city: 'Ville', zip: '00000' };
+  return {
+    id: `gid://shopify/Order/${o.id}`,
+    legacyResourceId: String(o.id),
+    name: `#${o.id % 100000}`,
+    createdAt: o.createdAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    processedAt: o.processedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    updatedAt: o.updatedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    cancelledAt: o.cancelledAt?.toISOString().replace(/\.\d{3}Z$/, 'Z') ?? null,
+    closedAt: null,
+    displayFinancialStatus: o.financialStatus,
+    test: o.test,
+    email: o.email,
+    currencyCode: c,
+    presentmentCurrencyCode: c,
+    taxesIncluded: o.taxesIncluded,
+    billingAddress: address,
+    shippingAddress: address,
+    subtotalLineItemsQuantity: o.lines.reduce((s, l) => s + l.quantity, 0),
+    totalPriceSet: money(totals.total, c),
+    subtotalPriceSet: money(totals.subtotal, c),
+    totalTaxSet: money(totals.tax, c),
+    totalShippingPriceSet: money(totals.shipping, c),
+    totalRefundedSet: money(totals.refunded, c),
+    totalDiscountsSet: money(0, c),
+    originalTotalDutiesSet: o.dutiesCents === null ? null : money(o.dutiesCents, c),
+    originalTotalAdditionalFeesSet: o.feesCents === null ? null : money(o.feesCents, c),
+    lineItems: (args: { first?: number; after?: string }, context?: Bulk) =>
+      connectionOf(lineItems, args, (item) => pad(lineItems.indexOf(item)), context),
+    shippingLines: (args: { first?: number; after?: string }, context?: Bulk) => {
+      const lines = o.shipping.map((s, i) => ({
+        id: `gid://shopify/ShippingLine/${o.id}${i}`,
+        title: 'Colissimo',
+        originalPriceSet: money(s.priceCents, c),
+        taxLines: tax(s.taxCents),
+      }));
+      return connectionOf(lines, args, (item) => pad(lines.indexOf(item)), context);
+    },
+    refunds: ({ first }: { first?: number }) =>
+      o.refunds.slice(0, first ?? o.refunds.length).map((r) => refundObject(r, c)),
+  };
+}
+
+function refundObject(r: FakeRefund, c: string) {
+  const lines = r.lines.map((l, i) => ({
+    id: `gid://shopify/RefundLineItem/${r.id}${i}`,
+    quantity: l.quantity,
+    subtotalSet: money(l.subtotalCents, c),
+    totalTaxSet: money(l.taxCents, c),
+    lineItem: {
+      id: 'gid://shopify/LineItem/0',
+      quantity: l.quantity,
+      name: 'Article',
+      originalUnitPriceSet: money(0, c),
+      taxLines: [],
+    },
+  }));
+  const shipping = r.shipping.map((s, i) => ({
+    id: `gid://shopify/RefundShippingLine/${r.id}${i}`,
+    subtotalAmountSet: money(s.subtotalCents, c),
+    taxAmountSet: money(s.taxCents, c),
+  }));
+  return {
+    id: `gid://shopify/Refund/${r.id}`,
+    legacyResourceId: String(r.id),
+    createdAt: r.createdAt.toISOString(),
+    totalRefundedSet: money(r.totalCents, c),
+    refundLineItems: (args: { first?: number; after?: string }, context?: Bulk) =>
+      connectionOf(lines, args, (item) => pad(lines.indexOf(item)), context),
+    refundShippingLines: (args: { first?: number; after?: string }, context?: Bulk) =>
+      connectionOf(shipping, args, (item) => pad(shipping.indexOf(item)), context),
+  };
+}
+
+// --- Bulk results: each connection's nodes as their own lines, with __parentId ----------------------
+
+interface FakeBulk {
+  id: string;
+  query: string;
+  createdAt: Date;
+  completesAt: number;
+  file: Buffer;
+  objects: number;
+  roots: number;
+}
+
+function nodesOfConnection(value: unknown): Record<string, unknown>[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const record = value as { edges?: { node: Record<string, unknown> }[]; nodes?: Record<string, unknown>[] };
+  return record.edges?.map((e) => e.node) ?? record.nodes ?? [];
+}
+
+const isConnection = (value: unknown) =>
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  ('edges' in value || 'nodes' in value);
+
+/** The node's line (its connections removed), then each connection's nodes after it. */
+function flatten(node: Record<string, unknown>, parentId: string | undefined, lines: string[]): void {
+  const own: Record<string, unknown> = {};
+  const children: Record<string, unknown>[] = [];
+  for (const [key, value] of Object.entries(node)) {
+    if (isConnection(value)) children.push(...nodesOfConnection(value));
+    else own[key] = value;
+  }
+  lines.push(JSON.stringify(parentId === undefined ? own : { ...own, __parentId: parentId }));
+  for (const child of children) flatten(child, String(node.id), lines);
+}
+
+// --- Query cost (Shopify's calculated query cost) --------------------------------------------------
+
+function argValue(
+  node: { arguments?: readonly { name: { value: string }; value: unknown }[] },
+  name: string,
+  variables: Record<string, unknown>,
+): unknown {
+  const arg = node.arguments?.find((a) => a.name.value === name);
+  if (!arg) return undefined;
+  const value = arg.value as { kind: string; value?: string; name?: { value: string } };
+  if (value.kind === 'Variable') return variables[value.name!.value];
+  if (value.kind === 'IntValue') return Number(value.value);
+  return value.value;
+}
+
+function selectionCost(
+  type: GraphQLObjectType,
+  selection: SelectionSetNode | undefined,
+  variables: Record<string, unknown>,
+  fragments: Map<string, SelectionSetNode>,
+): number {
+  if (!selection) return 0;
+  let cost = 0;
+  for (const node of selection.selections) {
+    if (node.kind === 'FragmentSpread') {
+      cost += selectionCost(type, fragments.get(node.name.value), variables, fragments);
+      continue;
+    }
+    if (node.kind === 'InlineFragment') {
+      cost += selectionCost(type, node.selectionSet, variables, fragments);
+      continue;
+    }
+    const field: GraphQLField<unknown, unknown> | undefined = type.getFields()[node.name.value];
+    if (!field) continue;
+    const named = getNamedType(field.type);
+    if (!isObjectType(named)) continue;
+    const first = Number(argValue(node, 'first', variables) ?? argValue(node, 'last', variables) ?? 1);
+    if (named.name.endsWith('Connection')) {
+      // 2 for the connection, then each of `first` nodes with what is asked of it.
+      const nodeType = getNamedType(named.getFields().nodes!.type) as GraphQLObjectType;
+      let child = 0;
+      for (const inner of node.selectionSet?.selections ?? []) {
+        if (inner.kind !== 'Field') continue;
+        if (inner.name.value === 'nodes')
+          child += 1 + selectionCost(nodeType, inner.selectionSet, variables, fragments);
+        else if (inner.name.value === 'edges') {
+          const nodeField = inner.selectionSet?.selections.find(
+            (s) => s.kind === 'Field' && s.name.value === 'node',
+          );
+          child +=
+            1 +
+            selectionCost(
+              nodeType,
+              nodeField?.kind === 'Field' ? nodeField.selectionSet : undefined,
+              variables,
+              fragments,
+            );
+        }
+      }
+      cost += 2 + first * child;
+    } else {
+      const many = isListType(
+        isNonNullType(field.type) ? field.type.ofType : (field.type as GraphQLOutputType),
+      );
+      const each = 1 + selectionCost(named, node.selectionSet, variables, fragments);
+      cost += many && first > 1 ? first * each : each;
+    }
+  }
+  return cost;
+}
+
+export function requestedCost(document: DocumentNode, variables: Record<string, unknown>): number {
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const d of document.definitions)
+    if (d.kind === 'FragmentDefinition') fragments.set(d.name.value, d.selectionSet);
+  const operation = document.definitions.find((d) => d.kind === 'OperationDefinition');
+  if (!operation || operation.kind !== 'OperationDefinition') return 0;
+  if (operation.operation === 'mutation') return 10; // bulkOperationRunQuery: 10 points
+  return selectionCost(schema.getQueryType()!, operation.selectionSet, variables, fragments);
+}
+
+/** Objects actually returned, connections 2 each: what Shopify takes from the bucket. */
+function actualCost(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((s: number, v) => s + actualCost(v), 0);
+  if (typeof value !== 'object' || value === null) return 0;
+  const record = value as Record<string, unknown>;
+  const connection = 'pageInfo' in record ? 1 : 0;
+  return 1 + connection + Object.values(record).reduce((s: number, v) => s + actualCost(v), 0);
+}

@@ -1,0 +1,278 @@
+// Issue 21: a Shopify shop connected through its Admin GraphQL API, against the stand-in shop
+// (test/helpers/fake-shopify.ts: graphql-js over Shopify's types, cost and throttling), with the
+// real sync worker, database and HTTP. The figures after a sync are compared with those of
+// importing the same orders from a file (S1–S3, T1 through the API's answers).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connectStore, syncStoreNow } from '../../src/domain/store-connections.js';
+import { connectionsOf } from '../../src/ingest/connectors/connections.js';
+import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
+import { importOrderRecords } from '../../src/ingest/import.js';
+import { FakeShopify } from '../helpers/fake-shopify.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
+import {
+  answers,
+  assertSameAnswers,
+  eventually,
+  FAST_SYNC_ENV,
+} from '../helpers/woocommerce-expectations.js';
+
+describe('Shopify connector (issue 21)', () => {
+  let service: TestService;
+  let certificate: { key: string; cert: string };
+  const logLines: string[] = [];
+  const startShop = (options: Parameters<typeof FakeShopify.start>[0] = {}) =>
+    FakeShopify.start({ certificate, ...options });
+
+  before(async () => {
+    certificate = await FakeShopify.generateCertificate();
+    service = await startTestService(FAST_SYNC_ENV, {
+      storeCa: certificate.cert,
+      logger: { write: (line: string) => logLines.push(line) },
+    });
+  });
+  after(async () => {
+    await service?.cleanup();
+  });
+
+  const setup = (on: TestService = service) => storeSyncSetup(on.config, certificate.cert);
+  const connection = async (organizationId: string) => (await connectionsOf(service.db, organizationId))[0];
+  const connectWithToken = (organizationId: string, shop: FakeShopify, webhookSecret?: string) =>
+    connectStore(service.db, setup(), {
+      organizationId,
+      platform: 'shopify',
+      address: shop.url,
+      consumerKey: '',
+      consumerSecret: shop.accessToken,
+      ...(webhookSecret === undefined ? {} : { webhookSecret }),
+    });
+  const syncedWith = (organizationId: string, shop: FakeShopify) =>
+    eventually(
+      'the shop synced',
+      () => connection(organizationId),
+      (c) =>
+        c !== undefined &&
+        c.phase === 'incremental' &&
+        !c.running &&
+        c.orders === countedShopifyOrders(shop).length,
+      120_000,
+    );
+
+  /** `store sync` in this process, tried again while the server's worker holds the store. */
+  async function syncNow(organizationId: string, shop: FakeShopify) {
+    for (let tries = 0; ; tries++) {
+      const sync = await syncStoreNow(service.db, setup(), organizationId, shop.url, () => undefined);
+      if (sync.ran || tries >= 100) return sync;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** An organization that imported, from a file, what the connector should have made of the shop. */
+  async function importedTwin(name: string, shop: FakeShopify) {
+    const twin = await service.addOrganization(name, []);
+    const result = await importOrderRecords(service.db, twin.org.id, expectedShopifyLines(shop));
+    assert.equal(result.refused, false, JSON.stringify(result.errors.slice(0, 3)));
+    return twin;
+  }
+
+  test('connecting: wrong address, refused token, missing scopes, another currency: French errors, nothing saved', async () => {
+    const shop = await startShop();
+    const usd = await startShop({ currency: 'USD' });
+    const noOrders = await startShop({ scopes: ['read_products'] });
+    const recent = await startShop({ scopes: ['read_orders'] });
+    try {
+      const { org } = await service.addOrganization('Refus Shopify', []);
+      const attempt = (shopTo: FakeShopify, changes: Record<string, string> = {}) =>
+        connectStore(service.db, setup(), {
+          organizationId: org.id,
+          platform: 'shopify',
+          address: shopTo.url,
+          consumerKey: '',
+          consumerSecret: shopTo.accessToken,
+          ...changes,
+        }).then(
+          () => assert.fail('connected'),
+          (error: { message: string; body: { field?: string } }) => error,
+        );
+      const wrongToken = await attempt(shop, { consumerSecret: `shpat_${'0'.repeat(32)}` });
+      assert.equal(wrongToken.body.field, 'credentials');
+      assert.match(wrongToken.message, /Jeton refusé.*401/);
+      const wrongAddress = await attempt(shop, { address: `${shop.url}/pas-shopify` });
+      assert.equal(wrongAddress.body.field, 'address');
+      assert.match(wrongAddress.message, /Aucune API Admin Shopify/);
+      assert.match((await attempt(shop, { consumerSecret: 'court' })).message, /Jeton d’accès invalide/);
+      const denied = await attempt(noOrders);
+      assert.equal(denied.body.field, 'credentials');
+      assert.match(denied.message, /read_orders.*read_all_orders/);
+      assert.match((await attempt(recent)).message, /read_all_orders.*60 derniers jours/);
+      const currency = await attempt(usd);
+      assert.match(currency.message, /en USD, l’organisation en EUR.*jamais convertis/);
+      const http = await attempt(shop, { address: shop.url.replace('https:', 'http:') });
+      assert.ok(http.message.length > 0);
+      assert.equal((await connectionsOf(service.db, org.id)).length, 0);
+      // The token went in its header only, never in an address.
+      for (const request of shop.requests) assert.ok(!request.path.includes(shop.accessToken));
+    } finally {
+      await Promise.all([shop, usd, noOrders, recent].map((s) => s.close()));
+    }
+  });
+
+  test('backfill of a shop with refunds, cancellations and test orders, then changes and deletions: the figures of a file import', async () => {
+    const shop = await startShop({ seed: 11 });
+    try {
+      shop.addOrders(1_500);
+      // An order with more line items than a page asks for, and one with a refund of its shipping.
+      shop.addOrder({
+        lines: Array.from({ length: 60 }, () => ({ quantity: 2, unitCents: 100, taxCents: 20 })),
+      });
+      const refunded = shop.addOrder({ taxesIncluded: true, shipping: [{ priceCents: 600, taxCents: 100 }] });
+      shop.addRefund(refunded.id, { full: true });
+      assert.ok(shop.allOrders().some((o) => o.test));
+      const { org, key } = await service.addOrganization('Shopify', []);
+      const connected = await connectWithToken(org.id, shop);
+      assert.equal(connected.webhookSecret, undefined, 'nothing shown for Shopify: its secret is the app’s');
+      await syncedWith(org.id, shop);
+      assert.ok(shop.bulkDownloads.length >= 6, 'the history read from a bulk operation’s file, in slices');
+      const twin = await importedTwin('Shopify jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+      // Every query stayed under Shopify's single-query maximum.
+      assert.ok(shop.costs.length > 0);
+      assert.ok(
+        shop.costs.every((c) => c.requested <= 1000),
+        JSON.stringify(shop.costs.slice(0, 3)),
+      );
+
+      // Later: a new order, a refund, a cancellation, a deleted order, an order turned into a test.
+      const [a, b, c] = countedShopifyOrders(shop).slice(10, 13);
+      shop.addOrder({ email: 'nouveau@example.com' });
+      shop.addRefund(a!.id, { full: false });
+      shop.cancelOrder(b!.id);
+      shop.deleteOrder(c!.id);
+      const sync = await syncNow(org.id, shop);
+      assert.equal(sync.error, undefined);
+      assert.ok(sync.ran);
+      const later = await importedTwin('Shopify jumeau 2', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, later.key));
+      assert.equal((await connection(org.id))!.orders, countedShopifyOrders(shop).length);
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('client-credentials grant: the token is obtained, renewed when refused, and never stored or sent in an address', async () => {
+    const shop = await startShop({ seed: 12 });
+    try {
+      shop.addOrders(120);
+      const { org } = await service.addOrganization('Shopify client', []);
+      await connectStore(service.db, setup(), {
+        organizationId: org.id,
+        platform: 'shopify',
+        address: shop.url,
+        consumerKey: shop.clientId,
+        consumerSecret: shop.clientSecret,
+      });
+      await syncedWith(org.id, shop);
+      assert.ok(shop.grants >= 1);
+      const grants = shop.grants;
+      shop.expireTokens();
+      shop.addOrder();
+      const sync = await syncNow(org.id, shop);
+      assert.equal(sync.error, undefined);
+      assert.equal(shop.grants, grants + 1, 'a refused token is renewed once');
+      assert.equal((await connection(org.id))!.orders, countedShopifyOrders(shop).length);
+      const [row] = await service.db.query<{ credentials: Buffer }>(
+        'SELECT credentials FROM store_connections WHERE organization_id = $1',
+        [org.id],
+      );
+      assert.ok(!row!.credentials.toString('latin1').includes(shop.clientSecret), 'sealed, not in clear');
+      for (const r of shop.requests)
+        assert.ok(!r.path.includes(shop.clientSecret) && !r.path.includes('shpat_'));
+      for (const line of logLines) assert.ok(!line.includes(shop.clientSecret), 'no secret in the log');
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('a bulk operation refused (one already running): the history is walked page by page, the same figures', async () => {
+    const shop = await startShop({ seed: 15 });
+    try {
+      shop.addOrders(400);
+      shop.bulkConcurrency = 0; // as if another bulk query of this app were running
+      const { org, key } = await service.addOrganization('Shopify sans bulk', []);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      assert.ok(
+        shop.requests.some((r) => r.body.includes('bulkOperationRunQuery')),
+        'a bulk operation asked for',
+      );
+      assert.equal(shop.bulkDownloads.length, 0);
+      const twin = await importedTwin('Shopify sans bulk jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('a throttled shop, 429 and 5xx: the pass waits for the bucket and backs off, and ends with every order', async () => {
+    const shop = await startShop({ seed: 13, bucket: { maximum: 1000, restoreRate: 400 } });
+    try {
+      shop.addOrders(300);
+      const { org } = await service.addOrganization('Shopify lent', []);
+      shop.drainBucket();
+      shop.failNext(2, 429, '0');
+      shop.failNext(1, 503);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      assert.ok(shop.costs.every((c) => c.requested <= 1000));
+      // The client waited for the refill rather than hammering: few THROTTLED answers at most.
+      const throttled = shop.costs.filter((c) => c.throttled).length;
+      assert.ok(throttled <= 3, `THROTTLED ${throttled} times`);
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('webhooks: a signed delivery re-reads the order; forged, unsigned or repeated ones change nothing; a deleted order stops counting', async () => {
+    const shop = await startShop({ seed: 14, apiSecret: 'secret-de-l-application' });
+    const quiet = await startTestService(
+      { ...FAST_SYNC_ENV, STORE_SYNC_INTERVAL_S: '3600' },
+      { storeCa: certificate.cert },
+    );
+    try {
+      shop.addOrders(60);
+      const { org } = await quiet.addOrganization('Shopify webhooks', []);
+      const connected = await connectStore(quiet.db, setup(quiet), {
+        organizationId: org.id,
+        platform: 'shopify',
+        address: shop.url,
+        consumerKey: '',
+        consumerSecret: shop.accessToken,
+        webhookSecret: shop.apiSecret,
+      });
+      const target = `${quiet.baseUrl}${connected.webhookPath}`;
+      const state = () => connectionsOf(quiet.db, org.id).then((c) => c[0]!);
+      await eventually('backfilled', state, (c) => c.phase === 'incremental' && !c.running, 60_000);
+      const fresh = shop.addOrder({ email: 'webhook@example.com' });
+      assert.equal((await shop.deliver(target, 'orders/create', fresh.id, { secret: 'faux' })).status, 401);
+      assert.equal(
+        (await shop.deliver(target, 'orders/create', fresh.id, { omitSignature: true })).status,
+        401,
+      );
+      const delivered = await shop.deliver(target, 'orders/create', fresh.id, { webhookId: 'w-1' });
+      assert.equal(delivered.status, 202);
+      const repeated = await shop.deliver(target, 'orders/create', fresh.id, { webhookId: 'w-1' });
+      assert.equal(repeated.status, 200);
+      assert.match(repeated.body, /ignored/);
+      const count = countedShopifyOrders(shop).length;
+      await eventually('the new order counted', state, (c) => c.orders === count && !c.running, 30_000);
+      const gone = countedShopifyOrders(shop)[0]!;
+      shop.deleteOrder(gone.id);
+      assert.equal((await shop.deliver(target, 'orders/delete', gone.id)).status, 202);
+      await eventually('the deleted order gone', state, (c) => c.orders === count - 1 && !c.running, 30_000);
+    } finally {
+      await quiet.cleanup();
+      await shop.close();
+    }
+  });
+});
