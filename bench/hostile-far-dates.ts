@@ -3,7 +3,9 @@
 // 9999-12-31, '10000-01-01', sorted before it as text) and took the server from 0.35 to 5.2 GB
 // until it died; these phases send that request and its whole class — years 0001 and 9999, every
 // granularity, zones whose local day leaves those years, O1's largest offset, the largest limit,
-// CSV — while bench/hostile.ts probes /healthz and reads the server's memory.
+// CSV — while bench/hostile.ts probes /healthz and reads the server's memory. The finding's
+// request comes 10 at a time, as an attack would (past the report slots: 503 SERVICE_BUSY); the
+// sweeps 2 at a time, so that the slots let nearly all of them be computed.
 import type { Client } from '../test/helpers/web-client.js';
 
 export interface HostileContext {
@@ -90,7 +92,7 @@ export async function hostileFarDates({ baseUrl, key, client, phase }: HostileCo
     ),
   );
 
-  await phase('far dates: pages and CSV (432)', async () => {
+  await phase('far dates: pages and CSV (192)', async () => {
     const requests = PERIODS.flatMap((period) =>
       GRANULARITIES.flatMap((g) => [
         page(`/reports/revenue?${period}&granularity=${g}`),
@@ -98,9 +100,7 @@ export async function hostileFarDates({ baseUrl, key, client, phase }: HostileCo
       ]),
     );
     const others = OTHER_PAGES.flatMap((path) => PERIODS.map((period) => page(`${path}?${period}`)));
-    return summary(
-      await send([...requests, ...others, ...requests, ...requests, ...requests, ...requests], 10),
-    );
+    return summary(await send([...requests, ...others, ...requests], 2));
   });
 
   await phase('far dates: API, zones, offsets (800)', async () => {
@@ -116,6 +116,6 @@ export async function hostileFarDates({ baseUrl, key, client, phase }: HostileCo
         ]),
       ),
     );
-    return summary(await send(requests, 20));
+    return summary(await send(requests, 2));
   });
 }
