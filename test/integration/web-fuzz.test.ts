@@ -178,7 +178,7 @@ describe('fuzzing the web pages’ query parameters', () => {
     );
     const growthMb = watch.peakRssMb - rssBefore;
     console.log(
-      `# web fuzz: ${requests} requests in ${((performance.now() - started) / 1000).toFixed(1)} s; /healthz ${watch.latencies.length} probes, p50 ${percentile(watch.latencies, 50).toFixed(1)} ms, p99 ${percentile(watch.latencies, 99).toFixed(1)} ms, max ${Math.max(...watch.latencies).toFixed(1)} ms; server RSS ${rssBefore.toFixed(0)} MB, +${growthMb.toFixed(0)} MB at the peak`,
+      `# web fuzz: ${requests} requests in ${((performance.now() - started) / 1000).toFixed(1)} s; /healthz ${watch.latencies.length} probes, p50 ${percentile(watch.latencies, 50).toFixed(1)} ms, p99 ${percentile(watch.latencies, 99).toFixed(1)} ms, max ${Math.max(...watch.latencies).toFixed(1)} ms; server RSS ${rssBefore.toFixed(0)} MB, +${growthMb.toFixed(0)} MB at the peak; ${watch.held.length} probes over ${HEALTH_BUDGET_MS} ms beyond the time spent waiting for a CPU`,
     );
     assert.ok(requests >= 100, `only ${requests} requests in the time limit`);
     assert.equal(watch.failed, 0, 'every /healthz probe answered');
