@@ -16,6 +16,7 @@ import { startServer, type ServerProcess } from '../test/helpers/processes.js';
 import { Client } from '../test/helpers/web-client.js';
 import { FakeWooCommerce } from '../test/helpers/fake-woocommerce.js';
 import { slowReadersPhases } from './hostile-slow-readers.js';
+import { hostileFarDates } from './hostile-far-dates.js';
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -156,6 +157,8 @@ await phase('100 parallel CSV, 1,000-value filters', async () => {
     ),
   );
 });
+
+await hostileFarDates({ baseUrl: server.baseUrl, key, client, phase }); // issue 18, finding 1
 
 await phase('300 bad keys, forged X-Forwarded-For', async () =>
   tally(

@@ -18,7 +18,7 @@ import { reportEngineFor } from './metrics/report-engine.js';
 import { LimitedReportEngine } from './metrics/limited-engine.js';
 import { ReportSlots } from './limits/report-slots.js';
 import { AnswerBudget } from './limits/answer-budget.js';
-import { loadTimeZones } from './metrics/time-zones.js';
+import { loadTimeZones, type TimeZones } from './metrics/time-zones.js';
 import { errorBody, sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
 import { openApi } from './api/openapi.js';
@@ -166,8 +166,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return sendError(new AppError('NOT_FOUND', `Chemin inconnu : ${request.method} ${path}`), request, reply);
   });
 
-  let zones: Promise<ReadonlySet<string>> | undefined;
-  const timeZones = (): Promise<ReadonlySet<string>> => {
+  let zones: Promise<TimeZones> | undefined;
+  const timeZones = (): Promise<TimeZones> => {
     zones ??= loadTimeZones(deps.db).catch((error: unknown) => {
       zones = undefined; // try again on the next request
       throw error;

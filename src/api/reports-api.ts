@@ -10,6 +10,7 @@ import { appError, AppError, invalidParameter } from '../errors.js';
 import type { ApiCaller } from '../auth/authenticate.js';
 import { runTabularReport } from '../domain/tabular-report.js';
 import type { ReportEngine } from '../metrics/engine.js';
+import type { TimeZones } from '../metrics/time-zones.js';
 import { parseTabularQuery, type Format, type RawQuery } from '../query/parse.js';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
@@ -30,7 +31,7 @@ export interface ReportsApiDeps {
   readonly answers: AnswerBudget;
   /** Shared limits (R3); the instance's own counters when undefined. */
   readonly redis?: Redis;
-  readonly timeZones: () => Promise<ReadonlySet<string>>;
+  readonly timeZones: () => Promise<TimeZones>;
 }
 
 const CATALOG_BODY = JSON.stringify({ dimensions: DIMENSIONS, metrics: METRICS }); // G1
@@ -120,7 +121,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       const raw = rawQueries.get(request) ?? {};
       const zones = await deps.timeZones();
       // The parse step's French message for whatever the schema refused (E1)…
-      const query = parseTabularQuery(raw, { isTimeZone: (name) => zones.has(name) });
+      const query = parseTabularQuery(raw, { isTimeZone: (name) => zones.has(name), calendarEdges: zones });
       const format = answerFormat(raw, request.headers.accept);
       // …and a refusal of the schema's own should the two ever disagree (they are tested not to).
       if (request.validationError) throw schemaRefusal(request.validationError.validation);

@@ -1,4 +1,5 @@
 // Organizations: creation, subscription state (K3) and Report settings (S1, S2, S4).
+import crypto from 'node:crypto';
 import {
   DEDUCTIONS,
   DEFAULT_DEDUCTIONS,
@@ -115,8 +116,8 @@ export async function createOrganization(
   }
   const trialEndsOn = addDays(input.today ?? todayUtc(), TRIAL_DAYS);
   const base = slugify(name);
-  for (let n = 1; ; n++) {
-    const slug = n === 1 ? base : `${base}-${n}`;
+  for (let n = 1; n <= MAX_SLUG_TRIES; n++) {
+    const slug = slugCandidate(base, n);
     const rows = await db.query(
       `INSERT INTO organizations AS o (slug, name, currency, trial_ends_on, excluded_statuses, deductions)
        VALUES ($1, $2, $3, $4, $5, $6)
@@ -125,7 +126,22 @@ export async function createOrganization(
     );
     if (rows[0]) return toOrganization(rows[0]);
   }
+  throw new AppError('INTERNAL', `aucun identifiant libre pour « ${base} »`);
 }
+
+/**
+ * Issue 18: a slug costs a bounded number of tries, however many organizations share a name
+ * (every name without a Latin letter is « organisation »): acme, acme-2 … acme-5, then a random
+ * suffix, where two tries in a row meeting taken ones is all but impossible.
+ */
+const SEQUENTIAL_SLUGS = 5;
+const MAX_SLUG_TRIES = SEQUENTIAL_SLUGS + 5;
+const slugCandidate = (base: string, n: number): string =>
+  n === 1
+    ? base
+    : n <= SEQUENTIAL_SLUGS
+      ? `${base}-${n}`
+      : `${base}-${crypto.randomBytes(4).toString('hex')}`;
 
 export async function setSubscription(
   db: Queryable,

@@ -46,6 +46,9 @@ export interface RevenueReport {
   totals: Omit<RevenueDay, 'date'>;
 }
 
+/** Days in two years plus one, the most P4 allows (every other granularity has fewer buckets). */
+const MAX_BUCKETS = 2 * 366 + 1;
+
 type Figures = Omit<RevenueDay, 'date'>;
 const FIGURES: readonly (keyof Figures)[] = [
   'orders',
@@ -129,6 +132,10 @@ export async function revenueReport(
     };
     for (const figure of FIGURES) totalCents[figure] += bucketCents[figure];
     days.push({ date: start, ...amounts(bucketCents) });
+    // P4 caps a period at 731 days: a longer loop is a fault in the date arithmetic (issue 18),
+    // which must fail this request, never loop on until the heap is exhausted.
+    if (days.length > MAX_BUCKETS)
+      throw new RangeError(`more than ${MAX_BUCKETS} buckets from ${first} to ${to}`);
   }
   return { from: first, to, granularity, days, totals: amounts(totalCents) };
 }

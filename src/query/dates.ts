@@ -2,6 +2,12 @@
 
 const DAY_MS = 86_400_000;
 const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** A day as this file may compute it: the day after 9999-12-31 has five digits ('10000-01-01'). */
+const COMPUTED_DAY = /^(\d{4,5})-(\d{2})-(\d{2})$/;
+
+/** The first and last days of P3 (four-digit years): no period reaches past them. */
+export const FIRST_DAY = '0001-01-01';
+export const LAST_DAY = '9999-12-31';
 
 /** The day, or undefined when the text is not exactly YYYY-MM-DD of a real calendar day (P3). */
 export function parseDay(text: string): string | undefined {
@@ -20,14 +26,19 @@ export function daysInMonth(year: number, month: number): number {
   return month === 2 && leap ? 29 : (MONTH_DAYS[month - 1] ?? 0);
 }
 
+/** The day's midnight UTC; setUTCFullYear, unlike Date.UTC, keeps years 0–99 as they are. */
 function toDate(day: string): Date {
+  const match = COMPUTED_DAY.exec(day);
+  if (!match) throw new RangeError(`not a day: ${JSON.stringify(day)}`);
   const date = new Date(0);
-  date.setUTCFullYear(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10)));
+  date.setUTCFullYear(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
   return date;
 }
 
 function fromDate(date: Date): string {
-  const year = String(date.getUTCFullYear()).padStart(4, '0');
+  const full = date.getUTCFullYear();
+  // Never '00-1' for a year before 0 (no period reaches one: P3's days start in year 1).
+  const year = full < 0 ? `-${String(-full).padStart(4, '0')}` : String(full).padStart(4, '0');
   return `${year}-${String(date.getUTCMonth() + 1).padStart(2, '0')}-${String(date.getUTCDate()).padStart(2, '0')}`;
 }
 
@@ -61,6 +72,18 @@ export function earliestFrom(to: string): string {
 export function dayStart(day: string): string {
   return `${day}T00:00:00Z`;
 }
+
+/**
+ * Epoch milliseconds of an instant dayStart() wrote. Date.parse refuses the five-digit year of
+ * the day after 9999-12-31 (the end of a period whose `to` is 9999-12-31) and answers NaN.
+ */
+export function dayStartMs(instant: string): number {
+  const at = instant.indexOf('T');
+  return toDate(instant.slice(0, at)).getTime() + Date.parse(`1970-01-01${instant.slice(at)}`);
+}
+
+/** The UTC day of an instant dayStart() wrote, whatever the number of digits of its year. */
+export const dayOf = (instant: string): string => instant.slice(0, instant.indexOf('T'));
 
 /** G2: the `date` dimension's buckets. */
 export const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'] as const;

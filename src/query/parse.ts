@@ -1,7 +1,7 @@
 // Step 1 of the pipeline: the raw query string into a checked TabularQuery (SPEC section 6).
 import { isDimensionId, isMetricId, type DimensionId, type MetricId } from '../catalog.js';
 import { AppError, appError, ERROR_KINDS, invalidParameter } from '../errors.js';
-import { GRANULARITIES, isGranularity, type Granularity } from './dates.js';
+import { FIRST_DAY, GRANULARITIES, isGranularity, LAST_DAY, type Granularity } from './dates.js';
 import { requirePeriod } from './period.js';
 
 export type RawQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -46,6 +46,15 @@ export interface ParseContext {
   readonly today?: string;
   /** True for an IANA zone name the database knows (P5). */
   readonly isTimeZone: (name: string) => boolean;
+  /**
+   * The zones whose local day is still in year 0 at 0001-01-01 00:00 UTC, or already in year
+   * 10000 at the end of 9999-12-31 UTC (the database's zone rules): with them a `date` value
+   * could not be written YYYY-MM-DD (G2, T3). Unknown: no period is refused for it.
+   */
+  readonly calendarEdges?: {
+    readonly beforeYear1: ReadonlySet<string>;
+    readonly afterYear9999: ReadonlySet<string>;
+  };
 }
 
 export const DEFAULT_LIMIT = 10_000;
@@ -160,6 +169,7 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     );
   }
   const bucket = granularity(raw);
+  if (dimensionIds.includes('date')) checkCalendarEdges(from, to, timezone, context);
   return {
     dimensions: dimensionIds.filter(isDimensionId),
     metrics: metricIds.filter(isMetricId),
@@ -172,4 +182,28 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     granularity: dimensionIds.includes('date') ? bucket : NO_EXTENSIONS.granularity,
     offset: integerParameter(raw, 'offset', NO_EXTENSIONS.offset, 0, MAX_OFFSET),
   };
+}
+
+/**
+ * Issue 18: a period that starts on 0001-01-01 or ends on 9999-12-31 in a zone where that edge's
+ * local day is outside years 1–9999 would give `date` values PostgreSQL writes wrongly (year 1 BC
+ * as '0001-12-31') or with five digits ('10000-01-01', sorted first): a 400 naming the zone and
+ * what to change, rather than a wrong or misordered answer.
+ */
+function checkCalendarEdges(from: string, to: string, timezone: string, context: ParseContext): void {
+  const edges = context.calendarEdges;
+  if (from === FIRST_DAY && edges?.beforeYear1.has(timezone)) {
+    throw invalidParameter(
+      'timezone',
+      timezone,
+      `avec la dimension date et from = ${FIRST_DAY}, ce fuseau placerait des commandes en l’an 0 : from au plus tôt 0001-01-02, ou un fuseau à l’est de UTC`,
+    );
+  }
+  if (to === LAST_DAY && edges?.afterYear9999.has(timezone)) {
+    throw invalidParameter(
+      'timezone',
+      timezone,
+      `avec la dimension date et to = ${LAST_DAY}, ce fuseau placerait des commandes en l’an 10000 : to au plus tard 9999-12-30, ou un fuseau à l’ouest de UTC`,
+    );
+  }
 }

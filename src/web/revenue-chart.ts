@@ -112,7 +112,9 @@ export function yScale(low: number, high: number, minStep = 0.01): YScale {
 function parseUtcDay(text: string): Date | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
   if (!m) return undefined;
-  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  // Not Date.UTC, which reads years 0–99 as 1900–1999 (0001-01-01 would show as 1901).
+  const date = new Date(0);
+  date.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 

@@ -78,12 +78,31 @@ describe('fuzzing the public API', () => {
         'date,date',
         '💥',
         "'; DROP TABLE orders; --",
+        // Issue 18: the calendar's edges and just past them (dates, with granularity and zones).
+        '0001-01-01',
+        '9999-12-31',
+        '10000-01-01',
+        'week',
+        'Asia/Tokyo',
+        'America/New_York',
       ),
       fc.string({ maxLength: 30 }),
       fc.stringMatching(/^[0-9-]{0,12}$/),
     );
     const param = fc.tuple(
-      fc.constantFrom('metrics', 'dimensions', 'from', 'to', 'timezone', 'limit', 'metrics[]', 'x', ''),
+      fc.constantFrom(
+        'metrics',
+        'dimensions',
+        'from',
+        'to',
+        'timezone',
+        'limit',
+        'granularity',
+        'offset',
+        'metrics[]',
+        'x',
+        '',
+      ),
       fc
         .tuple(fc.array(piece, { maxLength: 4 }), fc.constantFrom(',', '', ' ,'))
         .map(([parts, glue]) => parts.join(glue)),

@@ -70,3 +70,28 @@ test('S1: the settings page offers the statuses seen in the orders, the defaults
     'refunded-by-hand',
   ]);
 });
+
+test('issue 18: organizations of one name cost a bounded number of inserts each (not one per namesake): the fifth takes -5, the next ones a random suffix', async () => {
+  const statements: string[] = [];
+  const counting = {
+    query: async (sql: string, params?: readonly unknown[]) => {
+      statements.push(sql);
+      return t.db.query(sql, params as unknown[]);
+    },
+  } as unknown as typeof t.db;
+  const slugs: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    statements.length = 0;
+    slugs.push((await createOrganization(counting, { name: 'わたしの店' })).slug);
+    assert.ok(statements.length <= 6, `organization ${i + 1}: ${statements.length} inserts`);
+  }
+  assert.deepEqual(slugs.slice(0, 5), [
+    'organisation',
+    'organisation-2',
+    'organisation-3',
+    'organisation-4',
+    'organisation-5',
+  ]);
+  for (const slug of slugs.slice(5)) assert.match(slug, /^organisation-[0-9a-f]{8}$/);
+  assert.equal(new Set(slugs).size, 12);
+});

@@ -9,7 +9,7 @@
 // the snapshot is dropped and rebuilt in the background while SQL answers. Report settings are
 // not in the snapshot: they come with each plan.
 import { LRUCache } from 'lru-cache';
-import { addDays } from '../../query/dates.js';
+import { addDays, dayOf } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
@@ -190,8 +190,8 @@ export class ColumnarReportEngine implements ReportEngine {
 
   /** Local days of the plan's period in its zone, from the database's zone rules (cached: they do not change). */
   private bucketsFor(plan: ReportPlan): Promise<DayBuckets | undefined> {
-    const from = plan.periodStart.slice(0, 10);
-    const to = addDays(plan.periodEnd.slice(0, 10), -1);
+    const from = dayOf(plan.periodStart);
+    const to = addDays(dayOf(plan.periodEnd), -1); // '10000-01-01' after a `to` of 9999-12-31
     const key = `${plan.timezone}\u0000${from}\u0000${to}`;
     let buckets = this.dayBuckets.get(key);
     if (!buckets) {

@@ -9,7 +9,7 @@
 // space is small (one pass), else a dense rank among the keys that occur, found by a first pass
 // that notes each order's key.
 import type { DimensionId, MetricId } from '../../catalog.js';
-import { bucketStart } from '../../query/dates.js';
+import { bucketStart, dayStartMs } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportRow, ReportRows } from '../engine.js';
 import { DAY_UNITS, type DayBuckets } from './day-buckets.js';
@@ -224,8 +224,9 @@ class ScanSettings {
   readonly fees: number;
 
   constructor(s: Snapshot, plan: ReportPlan, weights: KeyWeights, buckets: DayBuckets | undefined) {
-    this.start = Date.parse(plan.periodStart) / 1000;
-    this.end = Date.parse(plan.periodEnd) / 1000;
+    // Not Date.parse: it reads the end of a period ending 9999-12-31 ('10000-01-01T…') as NaN.
+    this.start = dayStartMs(plan.periodStart) / 1000;
+    this.end = dayStartMs(plan.periodEnd) / 1000;
     const excludedStatus = new Uint8Array(s.statuses.values.length);
     for (const status of plan.settings.excludedStatuses) {
       const code = s.statuses.find(status);

@@ -4,9 +4,13 @@ import fc from 'fast-check';
 import {
   addDays,
   bucketStart,
+  dayOf,
+  dayStart,
+  dayStartMs,
   earliestFrom,
   GRANULARITIES,
   nextBucketStart,
+  onOrBefore,
   parseDay,
   todayUtc,
 } from '../../../src/query/dates.js';
@@ -77,4 +81,25 @@ test('G2: every day lies in exactly one bucket, [bucketStart, nextBucketStart), 
     }),
     { numRuns: 3000, seed: 14 },
   );
+});
+
+test('issue 18: days at the calendar’s edges — past 9999-12-31, into year 0 — are computed, compared and read back', () => {
+  assert.equal(addDays('9999-12-31', 1), '10000-01-01');
+  assert.equal(addDays('10000-01-01', -1), '9999-12-31', 'a five-digit day is read back');
+  assert.equal(addDays('0001-01-01', -1), '0000-12-31');
+  assert.equal(addDays('0000-01-01', -1), '-0001-12-31', 'never "00-1-12-31"');
+  assert.equal(onOrBefore('9999-12-31', '9999-12-31'), true);
+  assert.equal(onOrBefore('10000-01-01', '9999-12-31'), false, 'not by text: "1" sorts before "9"');
+  for (const g of GRANULARITIES) {
+    const after = nextBucketStart(bucketStart('9999-12-31', g), g);
+    assert.equal(onOrBefore(after, '9999-12-31'), false, `${g}: ${after}`);
+  }
+  assert.equal(bucketStart('0001-01-07', 'week'), '0001-01-01', '1 January of year 1 was a Monday');
+  // The end of a period ending 9999-12-31, which Date.parse reads as NaN.
+  const end = dayStart(addDays('9999-12-31', 1));
+  assert.equal(Number.isNaN(Date.parse(end)), true);
+  assert.equal(dayStartMs(end), Date.parse('+010000-01-01T00:00:00Z'));
+  assert.equal(dayStartMs(dayStart('0001-01-01')), Date.parse('0001-01-01T00:00:00Z'));
+  assert.equal(dayOf(end), '10000-01-01');
+  assert.throws(() => addDays('1-1-1', 1), RangeError);
 });

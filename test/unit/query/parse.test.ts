@@ -92,3 +92,35 @@ test('P6: limit is a decimal integer from 1 to 100000, else a 400 giving the ran
 test('P7: unknown parameters are ignored', () => {
   assert.deepEqual(parse({ metrics: 'orders', foo: 'bar', callback: 'x' }).metrics, ['orders']);
 });
+
+test('issue 18: the date dimension refuses a period starting 0001-01-01 in a zone still in year 0, or ending 9999-12-31 in one already in year 10000', () => {
+  const edges = { beforeYear1: new Set(['US/Eastern']), afterYear9999: new Set(['Asia/Kolkata']) };
+  const withEdges = (raw: RawQuery) => parseTabularQuery(raw, { ...context, calendarEdges: edges });
+  const refused = (raw: RawQuery, day: string) =>
+    assert.throws(
+      () => withEdges(raw),
+      (error: unknown) =>
+        error instanceof AppError &&
+        error.code === 'INVALID_PARAMETER' &&
+        /^Paramètre timezone invalide : « [^»]+ » \(avec la dimension date/.test(error.message) &&
+        error.message.includes(day),
+    );
+  refused(
+    { metrics: 'orders', dimensions: 'date', from: '0001-01-01', to: '0001-02-01', timezone: 'US/Eastern' },
+    '0001-01-01',
+  );
+  refused(
+    { metrics: 'orders', dimensions: 'store,date', to: '9999-12-31', timezone: 'Asia/Kolkata' },
+    '9999-12-31',
+  );
+  // One day in, without the date dimension, or in the other direction: answered.
+  for (const raw of [
+    { metrics: 'orders', dimensions: 'date', from: '0001-01-02', to: '0001-02-01', timezone: 'US/Eastern' },
+    { metrics: 'orders', dimensions: 'date', to: '9999-12-30', timezone: 'Asia/Kolkata' },
+    { metrics: 'orders', dimensions: 'store', to: '9999-12-31', timezone: 'Asia/Kolkata' },
+    { metrics: 'orders', dimensions: 'date', to: '9999-12-31', timezone: 'US/Eastern' },
+    { metrics: 'orders', dimensions: 'date', from: '0001-01-01', to: '0001-02-01', timezone: 'Asia/Kolkata' },
+  ]) {
+    assert.equal(withEdges(raw).timezone, raw.timezone, JSON.stringify(raw));
+  }
+});

@@ -310,6 +310,9 @@ describe('revenue chart SVG with wider buckets (G2)', () => {
     assert.deepEqual(texts(year, 'x-axis'), ['2026']);
     assert.equal(bucketLabel('2026-03-02', 'week'), 'semaine du 2 mars 2026');
     assert.equal(bucketLabel('<b>', 'month'), '<b>', 'not a day: returned as is, escaped by the caller');
+    // Years 1–99 are not 1901–1999 (Date.UTC's reading of them).
+    assert.equal(bucketLabel('0001-01-01', 'year'), '1');
+    assert.equal(bucketLabel('0099-04-01', 'quarter'), 'T2 99');
   });
 });
 
