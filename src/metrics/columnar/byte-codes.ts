@@ -28,6 +28,20 @@ export class ByteCodes {
 
   /** The code of data[start, start + length): a new one (size − 1 after the call) if never seen. */
   code(data: Uint8Array, start: number, length: number): number {
+    return this.lookUp(data, start, length, true);
+  }
+
+  /** The code of data[start, start + length), -1 if never seen (nothing added). */
+  find(data: Uint8Array, start: number, length: number): number {
+    return this.lookUp(data, start, length, false);
+  }
+
+  /** Memory held, in bytes (keys, their places and the table). */
+  get bytes(): number {
+    return this.blocks.length * BLOCK_BYTES + this.at.length * 12 + this.slots.length * 4;
+  }
+
+  private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
     // FNV-1a over the length and both ends: tells customer hashes and e-mail addresses apart.
     let hash = Math.imul(FNV_OFFSET ^ length, FNV_PRIME);
     const end = start + length;
@@ -39,6 +53,7 @@ export class ByteCodes {
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const found = (this.slots[slot] as number) - 1;
       if (found < 0) {
+        if (!add) return -1;
         this.slots[slot] = this.add(data, start, length, hash) + 1;
         if (4 * this.size > 3 * this.slots.length) this.rehash();
         return this.size - 1;
@@ -111,17 +126,31 @@ export class HexTextCodes {
     return this.codes.size;
   }
 
+  get bytes(): number {
+    return this.codes.bytes;
+  }
+
+  /** The code of the text's bytes, -1 if never seen. */
+  find(data: Uint8Array, start: number, length: number): number {
+    return this.lookUp(data, start, length, false);
+  }
+
   code(data: Uint8Array, start: number, length: number): number {
-    if (length % 2 !== 0) return this.codes.code(data, start, length);
+    return this.lookUp(data, start, length, true);
+  }
+
+  private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
+    const codes = this.codes;
+    if (length % 2 !== 0) return add ? codes.code(data, start, length) : codes.find(data, start, length);
     const size = 1 + length / 2;
     if (this.packed.length < size) this.packed = new Uint8Array(size);
     const packed = this.packed; // packed[0] stays 0
     for (let k = 0; k < length; k += 2) {
       const high = HEX[data[start + k] as number] as number;
       const low = HEX[data[start + k + 1] as number] as number;
-      if ((high | low) < 0) return this.codes.code(data, start, length);
+      if ((high | low) < 0) return add ? codes.code(data, start, length) : codes.find(data, start, length);
       packed[1 + k / 2] = (high << 4) | low;
     }
-    return this.codes.code(packed, 0, size);
+    return add ? codes.code(packed, 0, size) : codes.find(packed, 0, size);
   }
 }

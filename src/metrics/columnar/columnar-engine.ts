@@ -5,17 +5,23 @@
 //
 // Never stale (X1, S4): every request reads the organization's data version (migration 007,
 // bumped by triggers in the same transaction as any change to its orders or stores, whichever
-// process made it) and uses a snapshot only when it was built at that very version. Otherwise
-// the snapshot is dropped and rebuilt in the background while SQL answers. Report settings are
-// not in the snapshot: they come with each plan.
+// process made it) and uses a snapshot only when it holds that version or a later one. A newer
+// version is brought in by a delta (issue 19, migration 012: the orders changed since the
+// snapshot's database snapshot, in time proportional to them) that the request waits for; only
+// a first build, or a change too large for a delta, is read in the background while SQL answers.
+// Report settings are not in the snapshot: they come with each plan, so changing them needs
+// nothing here (S1, S2).
 import { LRUCache } from 'lru-cache';
 import { addDays } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
+import { readDelta, REBUILD } from './delta.js';
 import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js';
-import type { Snapshot } from './snapshot.js';
+import type { LiveSnapshot } from './live-snapshot.js';
+import { AmountOutOfRange, OverBudget } from './order-columns.js';
+import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
 
 export type SnapshotEvent =
   | {
@@ -32,6 +38,19 @@ export type SnapshotEvent =
       readonly version: string;
       readonly reason: string;
     }
+  | {
+      readonly event: 'updated';
+      readonly organizationId: string;
+      readonly version: string;
+      readonly changed: number;
+      readonly ms: number;
+    }
+  | {
+      readonly event: 'compacted';
+      readonly organizationId: string;
+      readonly bytes: number;
+      readonly ms: number;
+    }
   | { readonly event: 'evicted'; readonly organizationId: string; readonly bytes: number }
   | { readonly event: 'failed'; readonly organizationId: string; readonly error: unknown };
 
@@ -40,6 +59,10 @@ export interface ColumnarOptions {
   readonly memoryBudgetBytes: number;
   /** How long a request waits for a snapshot being built before SQL answers it. */
   readonly buildWaitMs?: number;
+  /** How long a request waits for a delta before SQL answers it (a delta is small: its wait is long). */
+  readonly deltaWaitMs?: number;
+  /** A delta of more orders than this (or this share of the snapshot's, if more) rebuilds instead. */
+  readonly maxDeltaOrders?: number;
   readonly chunkRows?: number;
   /** The differential test's way to run every execution path on small data. */
   readonly executionPaths?: ExecutionPaths;
@@ -50,9 +73,20 @@ interface Entry {
   /** The data version the current build, snapshot or refusal is for. */
   version: string;
   building?: Promise<void>;
+  live?: LiveSnapshot;
+  /** live's view at its version: what requests read. */
   snapshot?: Snapshot;
+  /** Memory counted for this entry in usedBytes. */
+  bytes: number;
   unsupported?: Unsupported;
+  /** Deltas and compactions of this organization, one after the other. */
+  queue: Promise<unknown>;
+  /** The delta being read or applied, that requests for a newer version wait for. */
+  updating?: Promise<void>;
 }
+
+/** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
+const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
 
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
 
@@ -105,16 +139,11 @@ export class ColumnarReportEngine implements ReportEngine {
     }
     const version = String(row.data_version);
     let entry = this.entries.get(organizationId);
-    if (entry && newer(entry.version, version)) return undefined; // this request read before a change
-    if (entry?.snapshot?.version === version) {
-      this.entries.delete(organizationId); // most recently used: to the end of the map
-      this.entries.set(organizationId, entry);
-      return entry.snapshot;
-    }
-    if (entry?.unsupported?.version === version) return undefined;
-    if (!entry || entry.version !== version || (!entry.building && !entry.snapshot)) {
-      this.drop(organizationId); // stale: never answer from it again
-      entry = { version };
+    if (entry?.live) return this.upToDate(organizationId, entry, version);
+    if (entry?.unsupported && !newer(version, entry.unsupported.version)) return undefined;
+    if (!entry || (!entry.building && !entry.live)) {
+      this.drop(organizationId); // a refusal at an older version: try again
+      entry = { version, bytes: 0, queue: Promise.resolve() };
       this.entries.set(organizationId, entry);
       entry.building = this.build(organizationId, entry);
     }
@@ -123,7 +152,133 @@ export class ColumnarReportEngine implements ReportEngine {
       await Promise.race([entry.building, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
       clearTimeout(timer);
     }
-    return entry.snapshot?.version === version ? entry.snapshot : undefined;
+    // Built meanwhile, at this version or an older one (then a delta brings it up to date).
+    return entry.live && !entry.building ? this.upToDate(organizationId, entry, version) : undefined;
+  }
+
+  /**
+   * The entry's snapshot once it holds `version` (a later one will do: X1 asks for every change
+   * committed before the request, not for none after), waiting for the deltas that bring it there.
+   */
+  private async upToDate(
+    organizationId: string,
+    entry: Entry,
+    version: string,
+  ): Promise<Snapshot | undefined> {
+    const deadline = performance.now() + (this.options.deltaWaitMs ?? 10_000);
+    // A delta already under way may have read its moment before this request's version: then one more.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const snapshot = entry.snapshot;
+      if (snapshot && !newer(version, snapshot.version)) {
+        this.entries.delete(organizationId); // most recently used: to the end of the map
+        this.entries.set(organizationId, entry);
+        return snapshot;
+      }
+      if (this.entries.get(organizationId) !== entry || !entry.live) break;
+      entry.updating ??= this.update(organizationId, entry);
+      let timer: NodeJS.Timeout | undefined;
+      const left = Math.max(0, deadline - performance.now());
+      const done = await Promise.race([
+        entry.updating.then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), left))),
+      ]);
+      clearTimeout(timer);
+      if (!done) break;
+    }
+    const snapshot = this.entries.get(organizationId) === entry ? entry.snapshot : undefined;
+    return snapshot && !newer(version, snapshot.version) ? snapshot : undefined;
+  }
+
+  /** Reads and applies the changes since the entry's snapshot; a rebuild when they are too many. */
+  private update(organizationId: string, entry: Entry): Promise<void> {
+    const run = async (): Promise<void> => {
+      const live = entry.live;
+      if (this.entries.get(organizationId) !== entry || !live) return;
+      const started = performance.now();
+      const held = live.heldOrders;
+      const maxOrders = Math.max(this.options.maxDeltaOrders ?? 20_000, Math.floor(held / 10));
+      try {
+        const delta =
+          Date.now() - live.readAt > MAX_DELTA_AGE_MS
+            ? REBUILD
+            : await readDelta(this.db, organizationId, live.databaseSnapshot, maxOrders);
+        if (this.entries.get(organizationId) !== entry) return;
+        if (delta === undefined) return this.drop(organizationId);
+        const budget = Math.floor(this.options.memoryBudgetBytes / BYTES_PER_ORDER);
+        if (delta === REBUILD || !(await live.apply(delta, budget))) return this.rebuild(organizationId);
+        this.account(organizationId, entry);
+        this.options.onEvent?.({
+          event: 'updated',
+          organizationId,
+          version: live.version,
+          changed: delta.orders.length,
+          ms: Math.round(performance.now() - started),
+        });
+        if (live.needsCompaction()) void this.compact(organizationId, entry);
+      } catch (error) {
+        if (error instanceof AmountOutOfRange || error instanceof OverBudget)
+          return this.rebuild(organizationId);
+        this.drop(organizationId);
+        this.options.onEvent?.({ event: 'failed', organizationId, error });
+      }
+    };
+    const next = entry.queue.then(run).finally(() => {
+      if (entry.updating === next) entry.updating = undefined;
+    });
+    entry.queue = next;
+    return next;
+  }
+
+  /** Folds the entry's parts in the background, between its deltas (requests read the previous view meanwhile). */
+  private compact(organizationId: string, entry: Entry): Promise<void> {
+    const run = async (): Promise<void> => {
+      const live = entry.live;
+      if (this.entries.get(organizationId) !== entry || !live || !live.needsCompaction()) return;
+      const started = performance.now();
+      await live.compact();
+      if (this.entries.get(organizationId) !== entry) return;
+      this.account(organizationId, entry);
+      this.options.onEvent?.({
+        event: 'compacted',
+        organizationId,
+        bytes: entry.bytes,
+        ms: Math.round(performance.now() - started),
+      });
+    };
+    const next = entry.queue.then(run).catch((error: unknown) => {
+      this.drop(organizationId);
+      this.options.onEvent?.({ event: 'failed', organizationId, error });
+    });
+    entry.queue = next;
+    return next;
+  }
+
+  /** Drops the organization's snapshot and builds it again in the background (SQL answers meanwhile). */
+  private rebuild(organizationId: string): void {
+    this.drop(organizationId);
+    const entry: Entry = { version: '0', bytes: 0, queue: Promise.resolve() };
+    this.entries.set(organizationId, entry);
+    entry.building = this.build(organizationId, entry);
+  }
+
+  /** The entry's view and memory after a change of its live snapshot; others evicted if over budget. */
+  private account(organizationId: string, entry: Entry): void {
+    const live = entry.live as LiveSnapshot;
+    entry.snapshot = live.view();
+    entry.version = live.version;
+    const bytes = live.bytes;
+    this.usedBytes += bytes - entry.bytes;
+    entry.bytes = bytes;
+    this.evictFor(organizationId, 0);
+    if (this.usedBytes > this.options.memoryBudgetBytes) {
+      this.drop(organizationId);
+      this.entries.set(organizationId, {
+        version: live.version,
+        bytes: 0,
+        queue: Promise.resolve(),
+        unsupported: { version: live.version, reason: 'over-budget' },
+      });
+    }
   }
 
   private build(organizationId: string, entry: Entry): Promise<void> {
@@ -148,8 +303,8 @@ export class ColumnarReportEngine implements ReportEngine {
             event: 'built',
             organizationId,
             version: result.version,
-            orders: result.orderCount,
-            bytes: result.bytes,
+            orders: result.heldOrders,
+            bytes: entry.bytes,
             ms: Math.round(performance.now() - started),
           });
         }
@@ -165,26 +320,34 @@ export class ColumnarReportEngine implements ReportEngine {
     return next;
   }
 
-  /** Keeps the snapshot within the budget, evicting the least recently used others first. */
-  private admit(organizationId: string, entry: Entry, snapshot: Snapshot): void {
+  /** Evicts the least recently used other snapshots until `more` bytes fit the budget. */
+  private evictFor(organizationId: string, more: number): void {
     for (const [id, other] of this.entries) {
-      if (this.usedBytes + snapshot.bytes <= this.options.memoryBudgetBytes) break;
+      if (this.usedBytes + more <= this.options.memoryBudgetBytes) break;
       if (id === organizationId || !other.snapshot) continue;
-      this.options.onEvent?.({ event: 'evicted', organizationId: id, bytes: other.snapshot.bytes });
+      this.options.onEvent?.({ event: 'evicted', organizationId: id, bytes: other.bytes });
       this.drop(id);
     }
-    if (this.usedBytes + snapshot.bytes > this.options.memoryBudgetBytes) {
-      entry.unsupported = { version: snapshot.version, reason: 'over-budget' };
+  }
+
+  /** Keeps the snapshot within the budget, evicting the least recently used others first. */
+  private admit(organizationId: string, entry: Entry, live: LiveSnapshot): void {
+    const bytes = live.bytes;
+    this.evictFor(organizationId, bytes);
+    if (this.usedBytes + bytes > this.options.memoryBudgetBytes) {
+      entry.unsupported = { version: live.version, reason: 'over-budget' };
       return;
     }
-    entry.version = snapshot.version; // the build may have read a newer version than it was asked for
-    entry.snapshot = snapshot;
-    this.usedBytes += snapshot.bytes;
+    entry.version = live.version; // the build may have read a newer version than it was asked for
+    entry.live = live;
+    entry.snapshot = live.view();
+    entry.bytes = bytes;
+    this.usedBytes += bytes;
   }
 
   private drop(organizationId: string): void {
     const entry = this.entries.get(organizationId);
-    if (entry?.snapshot) this.usedBytes -= entry.snapshot.bytes;
+    if (entry) this.usedBytes -= entry.bytes;
     this.entries.delete(organizationId);
   }
 
