@@ -63,6 +63,8 @@ export interface ColumnarOptions {
   readonly deltaWaitMs?: number;
   /** A delta of more orders than this (or this share of the snapshot's, if more) rebuilds instead. */
   readonly maxDeltaOrders?: number;
+  /** Compaction waits for at least this many retired or added orders (or a tenth of the snapshot). */
+  readonly compactionMinOrders?: number;
   readonly chunkRows?: number;
   /** The differential test's way to run every execution path on small data. */
   readonly executionPaths?: ExecutionPaths;
@@ -214,7 +216,7 @@ export class ColumnarReportEngine implements ReportEngine {
           changed: delta.orders.length,
           ms: Math.round(performance.now() - started),
         });
-        if (live.needsCompaction()) void this.compact(organizationId, entry);
+        if (live.needsCompaction(this.options.compactionMinOrders)) void this.compact(organizationId, entry);
       } catch (error) {
         if (error instanceof AmountOutOfRange || error instanceof OverBudget)
           return this.rebuild(organizationId);
@@ -233,7 +235,8 @@ export class ColumnarReportEngine implements ReportEngine {
   private compact(organizationId: string, entry: Entry): Promise<void> {
     const run = async (): Promise<void> => {
       const live = entry.live;
-      if (this.entries.get(organizationId) !== entry || !live || !live.needsCompaction()) return;
+      if (this.entries.get(organizationId) !== entry || !live) return;
+      if (!live.needsCompaction(this.options.compactionMinOrders)) return;
       const started = performance.now();
       await live.compact();
       if (this.entries.get(organizationId) !== entry) return;

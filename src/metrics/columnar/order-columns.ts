@@ -274,7 +274,8 @@ export class OrderColumns {
       if (day > maxDay) maxDay = day;
     }
     await nextTurn();
-    if (!(maxDay - minDay < MAX_SORTED_DAYS)) return undefined;
+    // No customer (a part of anonymous orders only): nothing to renumber.
+    if (!(maxDay >= minDay && maxDay - minDay < MAX_SORTED_DAYS)) return undefined;
     const rank = new Int32Array(maxDay - minDay + 2); // customers per day, then each day's first rank
     for (let c = 0; c < customerCount; c++) rank[(firstDay[c] as number) - minDay + 1]! += 1;
     for (let d = 1; d < rank.length; d++) rank[d]! += rank[d - 1] as number;
