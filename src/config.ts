@@ -1,4 +1,5 @@
 // The only reader of the environment (STYLE: "Configuration is read once").
+import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from './config/config-error.js';
 import { parseTrustProxy, type TrustedProxies } from './config/trust-proxy.js';
@@ -62,6 +63,17 @@ export interface Config {
   readonly storeHttpTimeoutMs: number;
   /** STORE_RETRY_BASE_MS: the first retry delay after a 429, 5xx or network failure (doubling). */
   readonly storeRetryBaseMs: number;
+}
+
+/**
+ * Issue 19: a quarter of the machine's memory (or of the container's limit), at least 256 MB. The
+ * snapshots are typed arrays, outside the JavaScript heap and its limit: 10,000,000 orders of
+ * 5,000,000 customers take about 800 MB, within the default of any machine with 4 GB.
+ */
+function defaultReportMemoryMb(): number {
+  const limit = process.constrainedMemory?.() || Infinity;
+  const memory = Math.min(os.totalmem(), limit > 0 ? limit : Infinity);
+  return Math.max(256, Math.floor(memory / 4 / 1024 / 1024));
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number, max = 1_000_000_000): number {
@@ -141,7 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportConcurrencyPerOrg: nonNegativeInt(env, 'REPORT_CONCURRENCY_PER_ORG', 0, 1000),
     reportQueueWaitMs: nonNegativeInt(env, 'REPORT_QUEUE_WAIT_MS', 2000, 60_000),
     importMaxBytes: positiveInt(env, 'IMPORT_MAX_BYTES', 512 * 1024 * 1024, 64 * 1024 ** 3),
-    reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', 256, 1_000_000),
+    reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', defaultReportMemoryMb(), 1_000_000),
     publicUrl: publicUrl(env.PUBLIC_URL),
     storeAllowPrivate: flag(env, 'STORE_ALLOW_PRIVATE', false),
     storeSyncIntervalS: positiveInt(env, 'STORE_SYNC_INTERVAL_S', 300, 86_400),
