@@ -46,6 +46,8 @@ export interface Config {
   readonly importMaxBytes: number;
   /** REPORT_MEMORY_MB: memory for the columnar engine's snapshots, all organizations together. */
   readonly reportMemoryMb: number;
+  /** REPORT_SNAPSHOT_DIR: where the columnar snapshots are saved for the next start (issue 19); undefined: not saved. */
+  readonly reportSnapshotDir: string | undefined;
   /** PUBLIC_URL: the address people and stores reach this service at (webhook addresses). */
   readonly publicUrl: string | undefined;
   /**
@@ -154,6 +156,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportQueueWaitMs: nonNegativeInt(env, 'REPORT_QUEUE_WAIT_MS', 2000, 60_000),
     importMaxBytes: positiveInt(env, 'IMPORT_MAX_BYTES', 512 * 1024 * 1024, 64 * 1024 ** 3),
     reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', defaultReportMemoryMb(), 1_000_000),
+    reportSnapshotDir:
+      env.REPORT_SNAPSHOT_DIR === 'none'
+        ? undefined
+        : path.resolve(env.REPORT_SNAPSHOT_DIR || path.join(dataDir, 'report-snapshots')),
     publicUrl: publicUrl(env.PUBLIC_URL),
     storeAllowPrivate: flag(env, 'STORE_ALLOW_PRIVATE', false),
     storeSyncIntervalS: positiveInt(env, 'STORE_SYNC_INTERVAL_S', 300, 86_400),

@@ -8,6 +8,10 @@
 // Then: never stale (X1), memory budget and eviction.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { DIMENSIONS, METRICS, type Deduction, type DimensionId, type MetricId } from '../../src/catalog.js';
 import {
@@ -417,9 +421,90 @@ describe('columnar engine against the SQL engine', () => {
     assert.ok(kinds.includes('compacted'), kinds.join(' '));
   });
 
+  test('warm after a restart: a saved snapshot is read back and brought up to date; a corrupt or foreign file is rebuilt (issue 19)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-snapshots-'));
+    try {
+      const plan = (id: string) =>
+        planReport(
+          {
+            dimensions: ['customer_type', 'status'],
+            metrics: ['orders', 'net_revenue', 'new_customers', 'returning_customers'],
+            from: '2024-10-01',
+            to: '2026-03-31',
+            timezone: 'Europe/Paris',
+            limit: 1000,
+            ...NO_EXTENSIONS,
+          },
+          { id, settings: { excludedStatuses: ['pending'], deductions: ['refunds'] } },
+        );
+      const start = async (): Promise<[ColumnarReportEngine, SnapshotEvent[]]> => {
+        const seen: SnapshotEvent[] = [];
+        const engine = new ColumnarReportEngine(database.db, counting(), {
+          memoryBudgetBytes: 64 * 1024 * 1024,
+          buildWaitMs: 60_000,
+          snapshotDir: dir,
+          onEvent: (event) => seen.push(event),
+        });
+        return [engine, seen];
+      };
+      const saved = async (seen: SnapshotEvent[]) => {
+        for (let i = 0; i < 200 && !seen.some((e) => e.event === 'saved'); i++) await sleep(25);
+        assert.ok(
+          seen.some((e) => e.event === 'saved'),
+          seen.map((e) => e.event).join(' '),
+        );
+      };
+      const [first, firstEvents] = await start();
+      await updateReportSettings(database.db, b, { excludedStatuses: ['pending'] });
+      assert.deepStrictEqual(await first.run(plan(b)), await sql.run(plan(b)));
+      await saved(firstEvents);
+      // Written while the server was down: the next start reads the file and a delta.
+      await importOrderRecords(database.db, b, [
+        {
+          ...order(mulberry32(5), 'restart1', '2024-10-03T10:00:00Z', 60),
+          customer_email: 'Client7@Example.com',
+        },
+      ]);
+      fallbacks = [];
+      const [second, secondEvents] = await start();
+      assert.deepStrictEqual(await second.run(plan(b)), await sql.run(plan(b)));
+      assert.deepEqual(
+        secondEvents.map((e) => e.event),
+        ['loaded', 'updated'],
+      );
+      assert.deepEqual(fallbacks, []);
+      // A corrupt file (one byte changed) is ignored, as is another organization's put in its place.
+      const [file] = fs.readdirSync(dir).map((name) => path.join(dir, name));
+      const bytes = fs.readFileSync(file!);
+      bytes[bytes.length >> 1] = bytes[bytes.length >> 1]! ^ 1;
+      fs.writeFileSync(file!, bytes);
+      const [third, thirdEvents] = await start();
+      assert.deepStrictEqual(await third.run(plan(b)), await sql.run(plan(b)));
+      assert.equal(thirdEvents[0]?.event, 'built');
+      await saved(thirdEvents);
+      const [fourth, fourthEvents] = await start();
+      assert.deepStrictEqual(await fourth.run(plan(a)), await sql.run(plan(a)));
+      await saved(fourthEvents);
+      const files = fs.readdirSync(dir).map((name) => path.join(dir, name));
+      assert.equal(files.length, 2);
+      fs.copyFileSync(files[0]!, files[1]!); // one organization's file under the other's name
+      const [fifth, fifthEvents] = await start();
+      for (const id of [a, b]) assert.deepStrictEqual(await fifth.run(plan(id)), await sql.run(plan(id)));
+      assert.deepEqual(
+        fifthEvents
+          .filter((e) => e.event === 'built' || e.event === 'loaded')
+          .map((e) => e.event)
+          .sort(),
+        ['built', 'loaded'],
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('over the memory budget SQL answers, and the least recently used snapshot leaves first', async () => {
     const small: SnapshotEvent[] = [];
-    const built = events.filter((e) => e.event === 'built');
+    const built = events.flatMap((e) => (e.event === 'built' ? [e] : []));
     const bytesOf = (id: string) => built.findLast((e) => e.organizationId === id)?.bytes ?? 0;
     // Room for either snapshot, not for both.
     fallbacks = [];

@@ -11,6 +11,16 @@ const HASHED_BYTES = 12;
 const BLOCK_BITS = 20;
 const BLOCK_BYTES = 1 << BLOCK_BITS;
 
+export interface ByteCodesState {
+  readonly size: number;
+  readonly used: number;
+  readonly blocks: readonly Uint8Array[];
+  readonly at: Int32Array;
+  readonly lengths: Int32Array;
+  readonly hashes: Int32Array;
+  readonly slots: Int32Array;
+}
+
 export class ByteCodes {
   private readonly blocks: Uint8Array[] = [];
   /** Free bytes from here in the last block. */
@@ -23,7 +33,7 @@ export class ByteCodes {
   private lengths: Int32Array = new Int32Array(256);
   private hashes: Int32Array = new Int32Array(256);
   /** code + 1 of the key in each slot, 0 for an empty slot; a power of two, at most 3/4 full. */
-  private slots = new Int32Array(512);
+  private slots: Int32Array = new Int32Array(512);
   size = 0;
 
   /** The code of data[start, start + length): a new one (size − 1 after the call) if never seen. */
@@ -34,6 +44,36 @@ export class ByteCodes {
   /** The code of data[start, start + length), -1 if never seen (nothing added). */
   find(data: Uint8Array, start: number, length: number): number {
     return this.lookUp(data, start, length, false);
+  }
+
+  /** Everything this holds, as arrays (a persisted snapshot, issue 19). */
+  state(): ByteCodesState {
+    return {
+      size: this.size,
+      used: this.used,
+      blocks: this.blocks,
+      at: this.at.subarray(0, this.size),
+      lengths: this.lengths.subarray(0, this.size),
+      hashes: this.hashes.subarray(0, this.size),
+      slots: this.slots,
+    };
+  }
+
+  /** Codes as they were when `state` was taken. */
+  static restore(state: ByteCodesState): ByteCodes {
+    const codes = new ByteCodes();
+    codes.size = state.size;
+    codes.used = state.used;
+    codes.blocks.push(...state.blocks.map((block) => Uint8Array.from(block))); // writable, its own memory
+    const room = Math.max(256, state.size);
+    codes.at = new Int32Array(room);
+    codes.at.set(state.at);
+    codes.lengths = new Int32Array(room);
+    codes.lengths.set(state.lengths);
+    codes.hashes = new Int32Array(room);
+    codes.hashes.set(state.hashes);
+    codes.slots = Int32Array.from(state.slots);
+    return codes;
   }
 
   /** Memory held, in bytes (keys, their places and the table). */
@@ -119,8 +159,13 @@ const HEX = Int8Array.from({ length: 256 }, (_, byte) =>
  * A million customer hashes take half the memory.
  */
 export class HexTextCodes {
-  private readonly codes = new ByteCodes();
   private packed = new Uint8Array(33);
+
+  constructor(private readonly codes = new ByteCodes()) {}
+
+  state(): ByteCodesState {
+    return this.codes.state();
+  }
 
   get size(): number {
     return this.codes.size;

@@ -77,10 +77,12 @@ export class OrganizationCodes {
   readonly statuses = new TextCodes();
   readonly countries = new TextCodes();
   readonly attributes = new AttributeCodes();
-  /** Customer keys (U1 hashes), packed. */
-  readonly customers = new HexTextCodes();
-  /** Anonymous orders' keys: the store id's 8 bytes, then the external id. */
-  readonly anonymous = new ByteCodes();
+  constructor(
+    /** Customer keys (U1 hashes), packed. */
+    readonly customers = new HexTextCodes(),
+    /** Anonymous orders' keys: the store id's 8 bytes, then the external id. */
+    readonly anonymous = new ByteCodes(),
+  ) {}
 
   /** False when a store known under an id now has another address: the snapshot must be rebuilt. */
   addStore(id: number, address: string): boolean {

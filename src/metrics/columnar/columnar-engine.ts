@@ -21,11 +21,13 @@ import { readDelta, REBUILD } from './delta.js';
 import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js';
 import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
+import { identityOf, loadSnapshot, saveSnapshot } from './persist.js';
 import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
 
 export type SnapshotEvent =
   | {
-      readonly event: 'built';
+      /** built: read from the database; loaded: read from its saved file (then brought up to date). */
+      readonly event: 'built' | 'loaded';
       readonly organizationId: string;
       readonly version: string;
       readonly orders: number;
@@ -51,6 +53,13 @@ export type SnapshotEvent =
       readonly bytes: number;
       readonly ms: number;
     }
+  | {
+      readonly event: 'saved';
+      readonly organizationId: string;
+      readonly version: string;
+      readonly orders: number;
+      readonly ms: number;
+    }
   | { readonly event: 'evicted'; readonly organizationId: string; readonly bytes: number }
   | { readonly event: 'failed'; readonly organizationId: string; readonly error: unknown };
 
@@ -63,6 +72,8 @@ export interface ColumnarOptions {
   readonly deltaWaitMs?: number;
   /** A delta of more orders than this (or this share of the snapshot's, if more) rebuilds instead. */
   readonly maxDeltaOrders?: number;
+  /** Where snapshots are saved and read back after a restart (REPORT_SNAPSHOT_DIR); none: not saved. */
+  readonly snapshotDir?: string;
   /** Compaction waits for at least this many retired or added orders (or a tenth of the snapshot). */
   readonly compactionMinOrders?: number;
   readonly chunkRows?: number;
@@ -85,6 +96,8 @@ interface Entry {
   queue: Promise<unknown>;
   /** The delta being read or applied, that requests for a newer version wait for. */
   updating?: Promise<void>;
+  /** The one SQL answer running for this organization while its snapshot builds. */
+  fallback?: Promise<void>;
 }
 
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
@@ -110,15 +123,37 @@ export class ColumnarReportEngine implements ReportEngine {
   }
 
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
-    signal?.throwIfAborted();
-    const snapshot = await this.currentSnapshot(plan.organizationId);
-    signal?.throwIfAborted();
-    if (snapshot) {
-      const buckets = plan.dimensions.includes('date') ? await this.bucketsFor(plan) : undefined;
-      const rows = executePlan(snapshot, plan, buckets, this.paths);
-      if (rows) return rows;
+    for (;;) {
+      signal?.throwIfAborted();
+      const snapshot = await this.currentSnapshot(plan.organizationId);
+      signal?.throwIfAborted();
+      if (snapshot) {
+        const buckets = plan.dimensions.includes('date') ? await this.bucketsFor(plan) : undefined;
+        const rows = executePlan(snapshot, plan, buckets, this.paths);
+        if (rows) return rows;
+        return this.fallback.run(plan, signal);
+      }
+      // Issue 19: while the organization's snapshot builds, one SQL answer at a time for it, so
+      // that SQL fallbacks never starve the build that would end them; the others wait for the
+      // build, or for that answer, then ask again.
+      const entry = this.entries.get(plan.organizationId);
+      if (!entry?.building) return this.fallback.run(plan, signal);
+      if (entry.fallback) {
+        await Promise.race([entry.building, entry.fallback]);
+        continue;
+      }
+      const answer = this.fallback.run(plan, signal);
+      const running = answer.then(
+        () => undefined,
+        () => undefined,
+      );
+      entry.fallback = running;
+      try {
+        return await answer;
+      } finally {
+        if (entry.fallback === running) entry.fallback = undefined;
+      }
     }
-    return this.fallback.run(plan, signal);
   }
 
   /** Snapshot memory in use, in bytes (for the benchmark and the logs). */
@@ -247,6 +282,7 @@ export class ColumnarReportEngine implements ReportEngine {
         bytes: entry.bytes,
         ms: Math.round(performance.now() - started),
       });
+      void this.save(organizationId, live);
     };
     const next = entry.queue.then(run).catch((error: unknown) => {
       this.drop(organizationId);
@@ -289,10 +325,13 @@ export class ColumnarReportEngine implements ReportEngine {
       if (this.entries.get(organizationId) !== entry) return; // superseded while queued
       const started = performance.now();
       try {
-        const result = await buildSnapshot(this.db, organizationId, {
-          maxBytes: this.options.memoryBudgetBytes,
-          ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
-        });
+        const loaded = await this.load(organizationId);
+        const result =
+          loaded ??
+          (await buildSnapshot(this.db, organizationId, {
+            maxBytes: this.options.memoryBudgetBytes,
+            ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
+          }));
         if (this.entries.get(organizationId) !== entry) return;
         if (result === undefined) {
           this.entries.delete(organizationId);
@@ -302,8 +341,9 @@ export class ColumnarReportEngine implements ReportEngine {
           this.options.onEvent?.({ event: 'unsupported', organizationId, ...result });
         } else {
           this.admit(organizationId, entry, result);
+          if (!loaded) void this.save(organizationId, result);
           this.options.onEvent?.({
-            event: 'built',
+            event: loaded ? 'loaded' : 'built',
             organizationId,
             version: result.version,
             orders: result.heldOrders,
@@ -321,6 +361,39 @@ export class ColumnarReportEngine implements ReportEngine {
     const next = this.buildQueue.then(run);
     this.buildQueue = next;
     return next;
+  }
+
+  /** The organization's saved snapshot, if there is one to trust (src/metrics/columnar/persist.ts). */
+  private async load(organizationId: string): Promise<LiveSnapshot | undefined> {
+    const dir = this.options.snapshotDir;
+    if (!dir) return undefined;
+    try {
+      return await loadSnapshot(this.db, dir, organizationId);
+    } catch (error) {
+      this.options.onEvent?.({ event: 'failed', organizationId, error });
+      return undefined;
+    }
+  }
+
+  /** Saves a snapshot of one part in the background; a failure costs only the next start's build. */
+  private async save(organizationId: string, live: LiveSnapshot): Promise<void> {
+    const dir = this.options.snapshotDir;
+    if (!dir || live.parts.length !== 1) return;
+    const started = performance.now();
+    try {
+      const identity = await identityOf(this.db, organizationId);
+      if (!identity) return;
+      await saveSnapshot(dir, identity, live);
+      this.options.onEvent?.({
+        event: 'saved',
+        organizationId,
+        version: live.version,
+        orders: live.heldOrders,
+        ms: Math.round(performance.now() - started),
+      });
+    } catch (error) {
+      this.options.onEvent?.({ event: 'failed', organizationId, error });
+    }
   }
 
   /** Evicts the least recently used other snapshots until `more` bytes fit the budget. */

@@ -32,7 +32,6 @@ function grown(array: Int32Array, size: number): Int32Array {
 }
 
 export class LiveSnapshot {
-  readonly codes = new OrganizationCodes();
   parts: Part[] = [];
   version = '';
   databaseSnapshot = '';
@@ -47,7 +46,10 @@ export class LiveSnapshot {
   retiredOrders = 0;
   private current: Snapshot | undefined;
 
-  constructor(readonly organizationId: string) {}
+  constructor(
+    readonly organizationId: string,
+    readonly codes = new OrganizationCodes(),
+  ) {}
 
   /** Adds a part and notes where its customers and anonymous orders are. */
   addPart(part: Part): void {
