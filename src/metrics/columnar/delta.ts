@@ -14,13 +14,21 @@ import type { OrderValues } from './order-columns.js';
 /** A delta too large to be worth applying, or that says everything changed: rebuild. */
 export const REBUILD = 'rebuild';
 
-// NOT pg_visible_in_snapshot(x, S0), written as two index conditions: x >= xmax(S0) (started
-// after S0) or x in xip(S0) (in flight at S0). The range starts at xmax, not at xmin: a long
-// transaction anywhere in the database holds xmin back, and every order written since would be
-// read again at each delta.
-const CHANGED = (column: string) =>
-  `(${column} >= pg_snapshot_xmax($2::pg_snapshot)
-    OR ${column} = ANY (ARRAY(SELECT pg_snapshot_xip($2::pg_snapshot))))`;
+// NOT pg_visible_in_snapshot(x, S0), as two index scans: x >= xmax(S0) (a transaction that
+// started after S0) and x in xip(S0) (in flight at S0); xmax and xip are read from S0's text
+// form 'xmin:xmax:xip,…'. Not a range from xmin: a long transaction anywhere in the database
+// holds xmin back, and every order written since would be read again at each delta.
+const changed = (table: string, columns: string, column: string) =>
+  `(SELECT ${columns} FROM ${table} WHERE organization_id = $1 AND ${column} >= $2::xid8 LIMIT $4)
+   UNION ALL
+   (SELECT ${columns} FROM ${table} WHERE organization_id = $1 AND ${column} = ANY ($3::xid8[]) LIMIT $4)`;
+
+/** xmax and the in-flight ids of a pg_snapshot's text form. */
+function snapshotParts(snapshot: string): [string, string[]] {
+  const [, xmax, xip] = snapshot.split(':');
+  if (!xmax || !/^\d+$/.test(xmax)) throw new Error(`not a pg_snapshot: ${snapshot}`);
+  return [xmax, xip ? xip.split(',').filter((x) => /^\d+$/.test(x)) : []];
+}
 
 const VALUES = `o.customer, floor(extract(epoch FROM o.created_at))::text AS seconds, o.store_id::text AS store_id,
   o.status, coalesce(o.billing_country, 'Unknown') AS country, o.items,
@@ -90,25 +98,30 @@ async function readChanges(
   maxOrders: number,
   at: { data_version: string; snapshot: string; now: number },
 ): Promise<Delta | typeof REBUILD> {
+  const [xmax, inFlight] = snapshotParts(since);
   const retired = await tx.query<{
     store_id: string | null;
     external_id: string | null;
     customer: string | null;
-  }>(
-    `SELECT store_id::text, external_id, customer FROM order_retirements
-     WHERE organization_id = $1 AND ${CHANGED('retired_xid')} LIMIT $3`,
-    [organizationId, since, maxOrders + 1],
-  );
+  }>(changed('order_retirements', 'store_id::text, external_id, customer', 'retired_xid'), [
+    organizationId,
+    xmax,
+    inFlight,
+    maxOrders + 1,
+  ]);
   if (retired.length > maxOrders || retired.some((r) => r.store_id === null)) return REBUILD;
-  const changed = await tx.query<{ customer: string | null; store_id: string; external_id: string }>(
-    `SELECT customer, store_id::text, CASE WHEN customer IS NULL THEN external_id END AS external_id
-     FROM orders WHERE organization_id = $1 AND ${CHANGED('change_xid')} LIMIT $3`,
-    [organizationId, since, maxOrders + 1],
+  const written = await tx.query<{ customer: string | null; store_id: string; external_id: string }>(
+    changed(
+      'orders',
+      'customer, store_id::text, CASE WHEN customer IS NULL THEN external_id END AS external_id',
+      'change_xid',
+    ),
+    [organizationId, xmax, inFlight, maxOrders + 1],
   );
-  if (changed.length + retired.length > maxOrders) return REBUILD;
+  if (written.length + retired.length > maxOrders) return REBUILD;
   const customers = new Set<string>();
-  for (const row of [...retired, ...changed]) if (row.customer !== null) customers.add(row.customer);
-  const anonymous = changed.filter((row) => row.customer === null);
+  for (const row of [...retired, ...written]) if (row.customer !== null) customers.add(row.customer);
+  const anonymous = written.filter((row) => row.customer === null);
   const rows = await tx.query<ValueRow>(
     `WITH c AS (SELECT DISTINCT unnest($2::text[]) AS customer)
      SELECT ${VALUES} FROM c JOIN orders o ON o.organization_id = $1
