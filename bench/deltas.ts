@@ -46,7 +46,7 @@ try {
   await importOrderRecords(db, organization.id, records);
   console.log(`${db.engine}: ${records.length} orders imported in ${ms(started)} ms`);
   const events: SnapshotEvent[] = [];
-  const options = { memoryBudgetBytes: 4 << 30, buildWaitMs: 3_600_000, snapshotDir: dir };
+  const options = { memoryBudgetBytes: 4 * 2 ** 30, buildWaitMs: 3_600_000, snapshotDir: dir };
   const sql = new SqlReportEngine(db);
   const engine = new ColumnarReportEngine(db, sql, { ...options, onEvent: (e) => events.push(e) });
   const from = new Date(Date.now() - 729 * 86_400_000).toISOString().slice(0, 10);

@@ -59,12 +59,12 @@ export class ByteCodes {
     };
   }
 
-  /** Codes as they were when `state` was taken. */
+  /** Codes as they were when `state` was taken; its arrays become this one's (never shared). */
   static restore(state: ByteCodesState): ByteCodes {
     const codes = new ByteCodes();
     codes.size = state.size;
     codes.used = state.used;
-    codes.blocks.push(...state.blocks.map((block) => Uint8Array.from(block))); // writable, its own memory
+    codes.blocks.push(...state.blocks); // taken as they are: the caller gives arrays of their own
     const room = Math.max(256, state.size);
     codes.at = new Int32Array(room);
     codes.at.set(state.at);
@@ -72,7 +72,7 @@ export class ByteCodes {
     codes.lengths.set(state.lengths);
     codes.hashes = new Int32Array(room);
     codes.hashes.set(state.hashes);
-    codes.slots = Int32Array.from(state.slots);
+    codes.slots = state.slots;
     return codes;
   }
 

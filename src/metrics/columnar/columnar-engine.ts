@@ -282,7 +282,7 @@ export class ColumnarReportEngine implements ReportEngine {
         bytes: entry.bytes,
         ms: Math.round(performance.now() - started),
       });
-      void this.save(organizationId, live);
+      this.save(organizationId, live);
     };
     const next = entry.queue.then(run).catch((error: unknown) => {
       this.drop(organizationId);
@@ -325,6 +325,7 @@ export class ColumnarReportEngine implements ReportEngine {
       if (this.entries.get(organizationId) !== entry) return; // superseded while queued
       const started = performance.now();
       try {
+        const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
         const loaded = await this.load(organizationId);
         const result =
           loaded ??
@@ -332,6 +333,7 @@ export class ColumnarReportEngine implements ReportEngine {
             maxBytes: this.options.memoryBudgetBytes,
             ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
           }));
+        if (result && !('reason' in result)) result.identity = identity;
         if (this.entries.get(organizationId) !== entry) return;
         if (result === undefined) {
           this.entries.delete(organizationId);
@@ -341,7 +343,7 @@ export class ColumnarReportEngine implements ReportEngine {
           this.options.onEvent?.({ event: 'unsupported', organizationId, ...result });
         } else {
           this.admit(organizationId, entry, result);
-          if (!loaded) void this.save(organizationId, result);
+          if (!loaded) this.save(organizationId, result);
           this.options.onEvent?.({
             event: loaded ? 'loaded' : 'built',
             organizationId,
@@ -375,25 +377,27 @@ export class ColumnarReportEngine implements ReportEngine {
     }
   }
 
-  /** Saves a snapshot of one part in the background; a failure costs only the next start's build. */
-  private async save(organizationId: string, live: LiveSnapshot): Promise<void> {
+  /**
+   * Saves a snapshot of one part in the background, as it is at this call; a failure costs only
+   * the next start's build.
+   */
+  private save(organizationId: string, live: LiveSnapshot): void {
     const dir = this.options.snapshotDir;
-    if (!dir || live.parts.length !== 1) return;
+    const identity = live.identity;
+    if (!dir || !identity || live.parts.length !== 1) return;
     const started = performance.now();
-    try {
-      const identity = await identityOf(this.db, organizationId);
-      if (!identity) return;
-      await saveSnapshot(dir, identity, live);
-      this.options.onEvent?.({
-        event: 'saved',
-        organizationId,
-        version: live.version,
-        orders: live.heldOrders,
-        ms: Math.round(performance.now() - started),
-      });
-    } catch (error) {
-      this.options.onEvent?.({ event: 'failed', organizationId, error });
-    }
+    const [version, orders] = [live.version, live.heldOrders];
+    saveSnapshot(dir, identity, live).then(
+      () =>
+        this.options.onEvent?.({
+          event: 'saved',
+          organizationId,
+          version,
+          orders,
+          ms: Math.round(performance.now() - started),
+        }),
+      (error: unknown) => this.options.onEvent?.({ event: 'failed', organizationId, error }),
+    );
   }
 
   /** Evicts the least recently used other snapshots until `more` bytes fit the budget. */

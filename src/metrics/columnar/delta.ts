@@ -123,9 +123,12 @@ async function readChanges(
   for (const row of [...retired, ...written]) if (row.customer !== null) customers.add(row.customer);
   const anonymous = written.filter((row) => row.customer === null);
   const rows = await tx.query<ValueRow>(
-    `WITH c AS (SELECT DISTINCT unnest($2::text[]) AS customer)
-     SELECT ${VALUES} FROM c JOIN orders o ON o.organization_id = $1
-       AND hashtextextended(o.customer, 0) = hashtextextended(c.customer, 0) AND o.customer = c.customer
+    // LATERAL: one index lookup per customer (a join was planned as a scan of the organization).
+    `SELECT o.* FROM (SELECT DISTINCT unnest($2::text[]) AS customer) c
+     CROSS JOIN LATERAL (
+       SELECT ${VALUES} FROM orders o WHERE o.organization_id = $1
+         AND hashtextextended(o.customer, 0) = hashtextextended(c.customer, 0) AND o.customer = c.customer
+     ) o
      LIMIT $3`,
     [organizationId, [...customers], maxOrders + 1],
   );

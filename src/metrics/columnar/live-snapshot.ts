@@ -36,6 +36,8 @@ export class LiveSnapshot {
   version = '';
   databaseSnapshot = '';
   readAt = 0;
+  /** Who the organization is in which database, for its saved file (persist.ts); undefined: not saved. */
+  identity: string | undefined;
   /** Part and run of each customer code (-1: none). */
   private customerPart: Int32Array = new Int32Array(0);
   private customerRun: Int32Array = new Int32Array(0);

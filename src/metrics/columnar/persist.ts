@@ -12,6 +12,7 @@ import { ByteCodes, HexTextCodes, type ByteCodesState } from './byte-codes.js';
 import type { SnapshotSource } from './build-snapshot.js';
 import { OrganizationCodes } from './codes.js';
 import { LiveSnapshot } from './live-snapshot.js';
+import { nextTurn } from './order-columns.js';
 import { BYTES_PER_ORDER, type Part } from './snapshot.js';
 
 const MAGIC = Buffer.from('SMSNAP\u0000\u0001', 'latin1');
@@ -91,7 +92,11 @@ function arraysOf(live: LiveSnapshot, part: Part): [string, Typed][] {
   ];
 }
 
-/** Writes a snapshot of one part (after a build or a compaction) to its file, atomically. */
+/**
+ * Writes a snapshot of one part (after a build or a compaction) to its file, atomically. What it
+ * writes is taken when it is called: deltas applied meanwhile are not in the file (the next
+ * start reads them again).
+ */
 export async function saveSnapshot(dir: string, identity: string, live: LiveSnapshot): Promise<void> {
   const part = live.parts[0];
   if (live.parts.length !== 1 || !part || part.retiredRuns || part.retiredOrders) return;
@@ -130,8 +135,13 @@ export async function saveSnapshot(dir: string, identity: string, live: LiveSnap
     const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
     pieces.push(bytes, Buffer.alloc(pad(bytes.length)));
   }
+  // Everything written is fixed by now (columns never change, the rest was copied): the hashing
+  // goes a piece per turn of the event loop, requests between.
   const hash = crypto.createHash('sha256');
-  for (const piece of pieces) hash.update(piece);
+  for (const piece of pieces) {
+    hash.update(piece);
+    await nextTurn();
+  }
   pieces.push(hash.digest());
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const file = fileOf(dir, identity);
