@@ -142,7 +142,7 @@ async function waitForSnapshot(log: string): Promise<void> {
     return void (await new Promise((r) => setTimeout(r, 5_000)));
   for (const started = Date.now(); Date.now() - started < 600_000;) {
     const text = fs.readFileSync(log, 'utf8');
-    if (/"event":"(built|unsupported|failed)"/.test(text)) return;
+    if (/"event":"(built|loaded|unsupported|failed)"/.test(text)) return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error('no report snapshot within 10 minutes');

@@ -204,7 +204,8 @@ async function waitForSnapshot(server: ServerProcess, timeoutMs = 600_000) {
         orders: number;
         reason?: string;
       };
-      if (event.event === 'built') return { ms: event.ms, bytes: event.bytes, orders: event.orders };
+      if (event.event === 'built' || event.event === 'loaded')
+        return { ms: event.ms, bytes: event.bytes, orders: event.orders };
       if (event.event === 'unsupported') throw new Error(`snapshot unsupported: ${event.reason}`);
     }
     if (Date.now() - started > timeoutMs) throw new Error('no snapshot built');

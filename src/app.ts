@@ -183,7 +183,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reportEngineFor(config, deps.db, (event) =>
       event.event === 'failed'
         ? app.log.warn({ err: event.error, organizationId: event.organizationId }, 'report snapshot failed')
-        : app.log.info(event, 'report snapshot'),
+        : event.event === 'updated' // issue 19: one a change, many an hour
+          ? app.log.debug(event, 'report snapshot')
+          : app.log.info(event, 'report snapshot'),
     );
   // Finding 6: computations behind slots, per organization and overall; past them, 503 busy.
   const total = config.reportConcurrency || (deps.db.engine === 'embedded' ? 2 : 8);

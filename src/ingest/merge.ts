@@ -126,7 +126,8 @@ const upsertLines = (lines: StagedLines, repeats: boolean): string => `
   WITH upserted AS (
     INSERT INTO orders (${INSERTED_COLUMNS}) ${selectedColumns(latest(lines, repeats))}
     ON CONFLICT (organization_id, store_id, external_id) DO UPDATE
-    SET ${REPLACED_COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_at = now()
+    SET ${REPLACED_COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_at = now(),
+      change_xid = pg_current_xact_id()
     WHERE (${REPLACED_COLUMNS.map((c) => `orders.${c}`).join(', ')})
       IS DISTINCT FROM (${REPLACED_COLUMNS.map((c) => `EXCLUDED.${c}`).join(', ')})
     RETURNING (xmax = 0) AS inserted, customer, created_at, status

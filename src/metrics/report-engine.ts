@@ -6,7 +6,7 @@ import { ColumnarReportEngine, type SnapshotEvent } from './columnar/columnar-en
 import { SqlReportEngine, type ReportEngine } from './engine.js';
 
 export function reportEngineFor(
-  config: Pick<Config, 'reportEngine' | 'reportMemoryMb'>,
+  config: Pick<Config, 'reportEngine' | 'reportMemoryMb'> & Partial<Pick<Config, 'reportSnapshotDir'>>,
   db: SnapshotSource,
   onEvent?: (event: SnapshotEvent) => void,
 ): ReportEngine {
@@ -14,6 +14,7 @@ export function reportEngineFor(
   if (config.reportEngine === 'sql') return sql;
   return new ColumnarReportEngine(db, sql, {
     memoryBudgetBytes: config.reportMemoryMb * 1024 * 1024,
+    ...(config.reportSnapshotDir ? { snapshotDir: config.reportSnapshotDir } : {}),
     ...(onEvent ? { onEvent } : {}),
   });
 }

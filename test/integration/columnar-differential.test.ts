@@ -8,6 +8,10 @@
 // Then: never stale (X1), memory budget and eviction.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { DIMENSIONS, METRICS, type Deduction, type DimensionId, type MetricId } from '../../src/catalog.js';
 import {
@@ -16,6 +20,7 @@ import {
   updateReportSettings,
 } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
+import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine, type ReportEngine } from '../../src/metrics/engine.js';
 import { addDays, GRANULARITIES } from '../../src/query/dates.js';
@@ -304,9 +309,202 @@ describe('columnar engine against the SQL engine', () => {
     await check('after a store deletion');
   });
 
+  test('random sequences of changes while reports run: the snapshot kept by deltas, a fresh build and SQL agree (issue 19, X1, S4, U2)', async () => {
+    const random = mulberry32(SEED + 19);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const c = (await createOrganization(database.db, { name: 'Différentielle C' })).id;
+    let stored = edgeOrders(SEED + 3, 'c', 40).slice(0, 1200);
+    await importOrderRecords(database.db, c, stored);
+    const live: SnapshotEvent[] = [];
+    fallbacks = [];
+    const incremental = new ColumnarReportEngine(database.db, counting(), {
+      memoryBudgetBytes: 64 * 1024 * 1024,
+      buildWaitMs: 60_000,
+      compactionMinOrders: 150, // compactions happen within the test
+      onEvent: (event) => live.push(event),
+    });
+    let settings = settingsVariants[0]!;
+    const plansNow = (step: number) =>
+      fc.sample(planArbitrary([c], settings.excludedStatuses), { seed: SEED + 100 + step, numRuns: 12 });
+    let serial = 0;
+    const fresh = (n: number) =>
+      Array.from({ length: n }, () => ({
+        ...order(
+          random,
+          `s${serial++}`,
+          new Date(Date.parse('2024-10-01') + random() * 5.4e10).toISOString(),
+          45,
+        ),
+      }));
+    const steps: Record<string, () => Promise<void>> = {
+      import: async () =>
+        void (await importOrderRecords(database.db, c, fresh(1 + Math.floor(random() * 20)))),
+      // Earlier orders: customers' first orders (U2) move, and the customer type of their other orders.
+      earlier: async () =>
+        void (await importOrderRecords(
+          database.db,
+          c,
+          fresh(5).map((o) => ({ ...o, created_at: '2024-10-02T08:00:00Z' })),
+        )),
+      reimportUnchanged: async () => void (await importOrderRecords(database.db, c, stored.slice(0, 50))),
+      refunds: async () => {
+        const some = stored
+          .filter(() => random() < 0.02)
+          .map((o) => ({ ...o, refund_total: '1.00', refund_tax: '0' }));
+        await importOrderRecords(database.db, c, some);
+      },
+      statuses: async () => {
+        const some = stored.filter(() => random() < 0.02).map((o) => ({ ...o, status: pick(STATUSES) }));
+        await importOrderRecords(database.db, c, some);
+      },
+      // Written by hand (psql): the SQL engine's first orders (customer_first_orders) are then
+      // recomputed, as the application does after its own deletions; the snapshot needs nothing.
+      rawUpdate: async () => {
+        await database.db.query(
+          `UPDATE orders SET status = $2 WHERE organization_id = $1 AND external_id = ANY ($3::text[])`,
+          [c, pick(STATUSES), stored.filter(() => random() < 0.01).map((o) => String(o.id))],
+        );
+        await refreshFirstOrders(database.db, c, 'all');
+      },
+      deletions: async () => {
+        await database.db.query(
+          `DELETE FROM orders WHERE organization_id = $1 AND external_id = ANY ($2::text[])`,
+          [c, stored.filter(() => random() < 0.01).map((o) => String(o.id))],
+        );
+        await refreshFirstOrders(database.db, c, 'all');
+      },
+      storeRemoval: async () => {
+        const store = pick(STORES);
+        await database.db.query('DELETE FROM stores WHERE organization_id = $1 AND address = $2', [c, store]);
+        await refreshFirstOrders(database.db, c, 'all');
+        stored = stored.filter((o) => o.store !== store);
+      },
+      settings: async () => {
+        settings = pick(settingsVariants);
+        await updateReportSettings(database.db, c, settings);
+      },
+    };
+    const names = Object.keys(steps);
+    for (let step = 0; step < 30; step++) {
+      const name = names[step < names.length ? step : Math.floor(random() * names.length)] as string;
+      if (name === 'settings') await steps.settings!();
+      const plans = plansNow(step);
+      // A report runs while the change is written: it answers as before or as after it, never in between.
+      const before = await sql.run(plans[0]!);
+      const change = name === 'settings' ? async () => undefined : (steps[name] as () => Promise<void>);
+      const [during] = await Promise.all([incremental.run(plans[0]!), change()]);
+      const after = await sql.run(plans[0]!);
+      assert.ok(
+        [JSON.stringify(before), JSON.stringify(after)].includes(JSON.stringify(during)),
+        `step ${step} (${name}): the answer during the change`,
+      );
+      const rebuilt = new ColumnarReportEngine(database.db, counting(), {
+        memoryBudgetBytes: 64 * 1024 * 1024,
+        buildWaitMs: 60_000,
+      });
+      fallbacks = [];
+      for (const plan of plans) {
+        const expected = await sql.run(plan);
+        assert.deepStrictEqual(await rebuilt.run(plan), expected, `step ${step} (${name}): a fresh build`);
+        assert.deepStrictEqual(
+          await incremental.run(plan),
+          expected,
+          `step ${step} (${name}): kept by deltas`,
+        );
+      }
+      const bySql = fallbacks.filter((p) => p.timezone !== 'America/Santiago');
+      assert.deepEqual(bySql, [], `step ${step} (${name}): answered from snapshots`);
+    }
+    const kinds = live.map((e) => e.event);
+    assert.equal(kinds.filter((k) => k === 'built').length, 1, `one build, then deltas: ${kinds.join(' ')}`);
+    assert.ok(kinds.filter((k) => k === 'updated').length >= 15, kinds.join(' '));
+    assert.ok(kinds.includes('compacted'), kinds.join(' '));
+  });
+
+  test('warm after a restart: a saved snapshot is read back and brought up to date; a corrupt or foreign file is rebuilt (issue 19)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-snapshots-'));
+    try {
+      const plan = (id: string) =>
+        planReport(
+          {
+            dimensions: ['customer_type', 'status'],
+            metrics: ['orders', 'net_revenue', 'new_customers', 'returning_customers'],
+            from: '2024-10-01',
+            to: '2026-03-31',
+            timezone: 'Europe/Paris',
+            limit: 1000,
+            ...NO_EXTENSIONS,
+          },
+          { id, settings: { excludedStatuses: ['pending'], deductions: ['refunds'] } },
+        );
+      const start = async (): Promise<[ColumnarReportEngine, SnapshotEvent[]]> => {
+        const seen: SnapshotEvent[] = [];
+        const engine = new ColumnarReportEngine(database.db, counting(), {
+          memoryBudgetBytes: 64 * 1024 * 1024,
+          buildWaitMs: 60_000,
+          snapshotDir: dir,
+          onEvent: (event) => seen.push(event),
+        });
+        return [engine, seen];
+      };
+      const saved = async (seen: SnapshotEvent[]) => {
+        for (let i = 0; i < 200 && !seen.some((e) => e.event === 'saved'); i++) await sleep(25);
+        assert.ok(
+          seen.some((e) => e.event === 'saved'),
+          seen.map((e) => e.event).join(' '),
+        );
+      };
+      const [first, firstEvents] = await start();
+      await updateReportSettings(database.db, b, { excludedStatuses: ['pending'] });
+      assert.deepStrictEqual(await first.run(plan(b)), await sql.run(plan(b)));
+      await saved(firstEvents);
+      // Written while the server was down: the next start reads the file and a delta.
+      await importOrderRecords(database.db, b, [
+        {
+          ...order(mulberry32(5), 'restart1', '2024-10-03T10:00:00Z', 60),
+          customer_email: 'Client7@Example.com',
+        },
+      ]);
+      fallbacks = [];
+      const [second, secondEvents] = await start();
+      assert.deepStrictEqual(await second.run(plan(b)), await sql.run(plan(b)));
+      assert.deepEqual(
+        secondEvents.map((e) => e.event),
+        ['loaded', 'updated'],
+      );
+      assert.deepEqual(fallbacks, []);
+      // A corrupt file (one byte changed) is ignored, as is another organization's put in its place.
+      const [file] = fs.readdirSync(dir).map((name) => path.join(dir, name));
+      const bytes = fs.readFileSync(file!);
+      bytes[bytes.length >> 1] = bytes[bytes.length >> 1]! ^ 1;
+      fs.writeFileSync(file!, bytes);
+      const [third, thirdEvents] = await start();
+      assert.deepStrictEqual(await third.run(plan(b)), await sql.run(plan(b)));
+      assert.equal(thirdEvents[0]?.event, 'built');
+      await saved(thirdEvents);
+      const [fourth, fourthEvents] = await start();
+      assert.deepStrictEqual(await fourth.run(plan(a)), await sql.run(plan(a)));
+      await saved(fourthEvents);
+      const files = fs.readdirSync(dir).map((name) => path.join(dir, name));
+      assert.equal(files.length, 2);
+      fs.copyFileSync(files[0]!, files[1]!); // one organization's file under the other's name
+      const [fifth, fifthEvents] = await start();
+      for (const id of [a, b]) assert.deepStrictEqual(await fifth.run(plan(id)), await sql.run(plan(id)));
+      assert.deepEqual(
+        fifthEvents
+          .filter((e) => e.event === 'built' || e.event === 'loaded')
+          .map((e) => e.event)
+          .sort(),
+        ['built', 'loaded'],
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('over the memory budget SQL answers, and the least recently used snapshot leaves first', async () => {
     const small: SnapshotEvent[] = [];
-    const built = events.filter((e) => e.event === 'built');
+    const built = events.flatMap((e) => (e.event === 'built' ? [e] : []));
     const bytesOf = (id: string) => built.findLast((e) => e.organizationId === id)?.bytes ?? 0;
     // Room for either snapshot, not for both.
     fallbacks = [];

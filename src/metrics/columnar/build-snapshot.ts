@@ -9,11 +9,12 @@
 // whole output at once: there, an organization of more than `chunkRows` orders is read in short
 // statements over ranges of the table's pages (TID range scans: one sequential pass over the
 // whole table, other organizations' rows skipped), others' queries running between them.
-// Statements that see different moments are harmless: any change meanwhile bumps data_version,
-// read before the first row, so such a snapshot is labelled too old and never serves (X1).
+// Statements that see different moments are harmless: data_version and the database snapshot are
+// read before the first row, so a change made meanwhile is read again by the first delta (issue
+// 19), which retires whatever the build read of it (X1).
 import type { Database } from '../../db/database.js';
 import { BinaryCopyRows } from './copy-binary.js';
-import { Dictionary } from './exact.js';
+import { LiveSnapshot } from './live-snapshot.js';
 import {
   AmountOutOfRange,
   FIELD_COUNT,
@@ -22,7 +23,7 @@ import {
   OverBudget,
   nextTurn,
 } from './order-columns.js';
-import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
+import { BYTES_PER_ORDER } from './snapshot.js';
 
 /** Orders per statement on the embedded database, about (statements cover pages: PAGE_ROWS). */
 export const DEFAULT_CHUNK_ROWS = 50_000;
@@ -30,7 +31,7 @@ export const DEFAULT_CHUNK_ROWS = 50_000;
 const PAGE_ROWS = 40;
 
 /** What a snapshot is read from: the database's SQL and its COPY output. */
-export type SnapshotSource = Pick<Database, 'engine' | 'query' | 'copyOut'>;
+export type SnapshotSource = Pick<Database, 'engine' | 'query' | 'copyOut' | 'transaction'>;
 
 /** Why an organization is answered by SQL instead of a snapshot, at a given data version. */
 export interface Unsupported {
@@ -64,15 +65,21 @@ export async function buildSnapshot(
   db: SnapshotSource,
   organizationId: string,
   options: BuildOptions,
-): Promise<Snapshot | Unsupported | undefined> {
+): Promise<LiveSnapshot | Unsupported | undefined> {
   const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
   // Read first: rows committed after it carry a newer version, so this label can only be too old.
-  const [organization] = await db.query<{ data_version: string }>(
-    'SELECT data_version FROM organizations WHERE id = $1',
+  const [organization] = await db.query<{ data_version: string; snapshot: string; now: number }>(
+    `SELECT data_version::text, pg_current_snapshot()::text AS snapshot,
+       (extract(epoch FROM now()) * 1000)::float8 AS now
+     FROM organizations WHERE id = $1`,
     [organizationId],
   );
   if (!organization) return undefined;
   const version = String(organization.data_version);
+  const live = new LiveSnapshot(organizationId);
+  live.version = version;
+  live.databaseSnapshot = organization.snapshot;
+  live.readAt = Number(organization.now);
   const [counted] = await db.query<{ n: number }>(
     'SELECT count(*)::integer AS n FROM orders WHERE organization_id = $1',
     [organizationId],
@@ -80,14 +87,12 @@ export async function buildSnapshot(
   const expected = counted?.n ?? 0;
   const maxOrders = Math.floor(options.maxBytes / BYTES_PER_ORDER);
   if (expected > maxOrders) return { version, reason: 'over-budget' };
-  const stores = new Dictionary();
-  const storeCodes = new Map<number, number>();
   const storeRows = await db.query('SELECT id, address FROM stores WHERE organization_id = $1', [
     organizationId,
   ]);
-  for (const row of storeRows) storeCodes.set(Number(row.id), stores.code(String(row.address)));
+  for (const row of storeRows) live.codes.addStore(Number(row.id), String(row.address));
 
-  const columns = new OrderColumns(expected + 64, storeCodes, maxOrders);
+  const columns = new OrderColumns(expected + 64, live.codes, maxOrders);
   const id = BigInt(organizationId); // an integer, written out by BigInt
   const read = (pages?: Pages): Promise<void> => {
     const rows = new BinaryCopyRows(FIELD_COUNT, (data) => columns.push(data, rows.starts, rows.lengths));
@@ -117,5 +122,6 @@ export async function buildSnapshot(
   }
   if (columns.length > maxOrders) return { version, reason: 'over-budget' };
   if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
-  return columns.snapshot(organizationId, version, stores);
+  live.addPart(await columns.part());
+  return live;
 }

@@ -11,6 +11,16 @@ const HASHED_BYTES = 12;
 const BLOCK_BITS = 20;
 const BLOCK_BYTES = 1 << BLOCK_BITS;
 
+export interface ByteCodesState {
+  readonly size: number;
+  readonly used: number;
+  readonly blocks: readonly Uint8Array[];
+  readonly at: Int32Array;
+  readonly lengths: Int32Array;
+  readonly hashes: Int32Array;
+  readonly slots: Int32Array;
+}
+
 export class ByteCodes {
   private readonly blocks: Uint8Array[] = [];
   /** Free bytes from here in the last block. */
@@ -23,11 +33,55 @@ export class ByteCodes {
   private lengths: Int32Array = new Int32Array(256);
   private hashes: Int32Array = new Int32Array(256);
   /** code + 1 of the key in each slot, 0 for an empty slot; a power of two, at most 3/4 full. */
-  private slots = new Int32Array(512);
+  private slots: Int32Array = new Int32Array(512);
   size = 0;
 
   /** The code of data[start, start + length): a new one (size − 1 after the call) if never seen. */
   code(data: Uint8Array, start: number, length: number): number {
+    return this.lookUp(data, start, length, true);
+  }
+
+  /** The code of data[start, start + length), -1 if never seen (nothing added). */
+  find(data: Uint8Array, start: number, length: number): number {
+    return this.lookUp(data, start, length, false);
+  }
+
+  /** Everything this holds, as arrays (a persisted snapshot, issue 19). */
+  state(): ByteCodesState {
+    return {
+      size: this.size,
+      used: this.used,
+      blocks: this.blocks,
+      at: this.at.subarray(0, this.size),
+      lengths: this.lengths.subarray(0, this.size),
+      hashes: this.hashes.subarray(0, this.size),
+      slots: this.slots,
+    };
+  }
+
+  /** Codes as they were when `state` was taken; its arrays become this one's (never shared). */
+  static restore(state: ByteCodesState): ByteCodes {
+    const codes = new ByteCodes();
+    codes.size = state.size;
+    codes.used = state.used;
+    codes.blocks.push(...state.blocks); // taken as they are: the caller gives arrays of their own
+    const room = Math.max(256, state.size);
+    codes.at = new Int32Array(room);
+    codes.at.set(state.at);
+    codes.lengths = new Int32Array(room);
+    codes.lengths.set(state.lengths);
+    codes.hashes = new Int32Array(room);
+    codes.hashes.set(state.hashes);
+    codes.slots = state.slots;
+    return codes;
+  }
+
+  /** Memory held, in bytes (keys, their places and the table). */
+  get bytes(): number {
+    return this.blocks.length * BLOCK_BYTES + this.at.length * 12 + this.slots.length * 4;
+  }
+
+  private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
     // FNV-1a over the length and both ends: tells customer hashes and e-mail addresses apart.
     let hash = Math.imul(FNV_OFFSET ^ length, FNV_PRIME);
     const end = start + length;
@@ -39,6 +93,7 @@ export class ByteCodes {
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const found = (this.slots[slot] as number) - 1;
       if (found < 0) {
+        if (!add) return -1;
         this.slots[slot] = this.add(data, start, length, hash) + 1;
         if (4 * this.size > 3 * this.slots.length) this.rehash();
         return this.size - 1;
@@ -104,24 +159,43 @@ const HEX = Int8Array.from({ length: 256 }, (_, byte) =>
  * A million customer hashes take half the memory.
  */
 export class HexTextCodes {
-  private readonly codes = new ByteCodes();
   private packed = new Uint8Array(33);
+
+  constructor(private readonly codes = new ByteCodes()) {}
+
+  state(): ByteCodesState {
+    return this.codes.state();
+  }
 
   get size(): number {
     return this.codes.size;
   }
 
+  get bytes(): number {
+    return this.codes.bytes;
+  }
+
+  /** The code of the text's bytes, -1 if never seen. */
+  find(data: Uint8Array, start: number, length: number): number {
+    return this.lookUp(data, start, length, false);
+  }
+
   code(data: Uint8Array, start: number, length: number): number {
-    if (length % 2 !== 0) return this.codes.code(data, start, length);
+    return this.lookUp(data, start, length, true);
+  }
+
+  private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
+    const codes = this.codes;
+    if (length % 2 !== 0) return add ? codes.code(data, start, length) : codes.find(data, start, length);
     const size = 1 + length / 2;
     if (this.packed.length < size) this.packed = new Uint8Array(size);
     const packed = this.packed; // packed[0] stays 0
     for (let k = 0; k < length; k += 2) {
       const high = HEX[data[start + k] as number] as number;
       const low = HEX[data[start + k + 1] as number] as number;
-      if ((high | low) < 0) return this.codes.code(data, start, length);
+      if ((high | low) < 0) return add ? codes.code(data, start, length) : codes.find(data, start, length);
       packed[1 + k / 2] = (high << 4) | low;
     }
-    return this.codes.code(packed, 0, size);
+    return add ? codes.code(packed, 0, size) : codes.find(packed, 0, size);
   }
 }

@@ -5,21 +5,29 @@
 //
 // Never stale (X1, S4): every request reads the organization's data version (migration 007,
 // bumped by triggers in the same transaction as any change to its orders or stores, whichever
-// process made it) and uses a snapshot only when it was built at that very version. Otherwise
-// the snapshot is dropped and rebuilt in the background while SQL answers. Report settings are
-// not in the snapshot: they come with each plan.
+// process made it) and uses a snapshot only when it holds that version or a later one. A newer
+// version is brought in by a delta (issue 19, migration 012: the orders changed since the
+// snapshot's database snapshot, in time proportional to them) that the request waits for; only
+// a first build, or a change too large for a delta, is read in the background while SQL answers.
+// Report settings are not in the snapshot: they come with each plan, so changing them needs
+// nothing here (S1, S2).
 import { LRUCache } from 'lru-cache';
 import { addDays, dayOf } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
+import { readDelta, REBUILD } from './delta.js';
 import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js';
-import type { Snapshot } from './snapshot.js';
+import type { LiveSnapshot } from './live-snapshot.js';
+import { AmountOutOfRange, OverBudget } from './order-columns.js';
+import { identityOf, loadSnapshot, saveSnapshot } from './persist.js';
+import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
 
 export type SnapshotEvent =
   | {
-      readonly event: 'built';
+      /** built: read from the database; loaded: read from its saved file (then brought up to date). */
+      readonly event: 'built' | 'loaded';
       readonly organizationId: string;
       readonly version: string;
       readonly orders: number;
@@ -32,6 +40,26 @@ export type SnapshotEvent =
       readonly version: string;
       readonly reason: string;
     }
+  | {
+      readonly event: 'updated';
+      readonly organizationId: string;
+      readonly version: string;
+      readonly changed: number;
+      readonly ms: number;
+    }
+  | {
+      readonly event: 'compacted';
+      readonly organizationId: string;
+      readonly bytes: number;
+      readonly ms: number;
+    }
+  | {
+      readonly event: 'saved';
+      readonly organizationId: string;
+      readonly version: string;
+      readonly orders: number;
+      readonly ms: number;
+    }
   | { readonly event: 'evicted'; readonly organizationId: string; readonly bytes: number }
   | { readonly event: 'failed'; readonly organizationId: string; readonly error: unknown };
 
@@ -40,6 +68,14 @@ export interface ColumnarOptions {
   readonly memoryBudgetBytes: number;
   /** How long a request waits for a snapshot being built before SQL answers it. */
   readonly buildWaitMs?: number;
+  /** How long a request waits for a delta before SQL answers it (a delta is small: its wait is long). */
+  readonly deltaWaitMs?: number;
+  /** A delta of more orders than this (or this share of the snapshot's, if more) rebuilds instead. */
+  readonly maxDeltaOrders?: number;
+  /** Where snapshots are saved and read back after a restart (REPORT_SNAPSHOT_DIR); none: not saved. */
+  readonly snapshotDir?: string;
+  /** Compaction waits for at least this many retired or added orders (or a tenth of the snapshot). */
+  readonly compactionMinOrders?: number;
   readonly chunkRows?: number;
   /** The differential test's way to run every execution path on small data. */
   readonly executionPaths?: ExecutionPaths;
@@ -50,9 +86,22 @@ interface Entry {
   /** The data version the current build, snapshot or refusal is for. */
   version: string;
   building?: Promise<void>;
+  live?: LiveSnapshot;
+  /** live's view at its version: what requests read. */
   snapshot?: Snapshot;
+  /** Memory counted for this entry in usedBytes. */
+  bytes: number;
   unsupported?: Unsupported;
+  /** Deltas and compactions of this organization, one after the other. */
+  queue: Promise<unknown>;
+  /** The delta being read or applied, that requests for a newer version wait for. */
+  updating?: Promise<void>;
+  /** The one SQL answer running for this organization while its snapshot builds. */
+  fallback?: Promise<void>;
 }
+
+/** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
+const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
 
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
 
@@ -74,15 +123,37 @@ export class ColumnarReportEngine implements ReportEngine {
   }
 
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
-    signal?.throwIfAborted();
-    const snapshot = await this.currentSnapshot(plan.organizationId);
-    signal?.throwIfAborted();
-    if (snapshot) {
-      const buckets = plan.dimensions.includes('date') ? await this.bucketsFor(plan) : undefined;
-      const rows = executePlan(snapshot, plan, buckets, this.paths);
-      if (rows) return rows;
+    for (;;) {
+      signal?.throwIfAborted();
+      const snapshot = await this.currentSnapshot(plan.organizationId);
+      signal?.throwIfAborted();
+      if (snapshot) {
+        const buckets = plan.dimensions.includes('date') ? await this.bucketsFor(plan) : undefined;
+        const rows = executePlan(snapshot, plan, buckets, this.paths);
+        if (rows) return rows;
+        return this.fallback.run(plan, signal);
+      }
+      // Issue 19: while the organization's snapshot builds, one SQL answer at a time for it, so
+      // that SQL fallbacks never starve the build that would end them; the others wait for the
+      // build, or for that answer, then ask again.
+      const entry = this.entries.get(plan.organizationId);
+      if (!entry?.building) return this.fallback.run(plan, signal);
+      if (entry.fallback) {
+        await Promise.race([entry.building, entry.fallback]);
+        continue;
+      }
+      const answer = this.fallback.run(plan, signal);
+      const running = answer.then(
+        () => undefined,
+        () => undefined,
+      );
+      entry.fallback = running;
+      try {
+        return await answer;
+      } finally {
+        if (entry.fallback === running) entry.fallback = undefined;
+      }
     }
-    return this.fallback.run(plan, signal);
   }
 
   /** Snapshot memory in use, in bytes (for the benchmark and the logs). */
@@ -105,16 +176,11 @@ export class ColumnarReportEngine implements ReportEngine {
     }
     const version = String(row.data_version);
     let entry = this.entries.get(organizationId);
-    if (entry && newer(entry.version, version)) return undefined; // this request read before a change
-    if (entry?.snapshot?.version === version) {
-      this.entries.delete(organizationId); // most recently used: to the end of the map
-      this.entries.set(organizationId, entry);
-      return entry.snapshot;
-    }
-    if (entry?.unsupported?.version === version) return undefined;
-    if (!entry || entry.version !== version || (!entry.building && !entry.snapshot)) {
-      this.drop(organizationId); // stale: never answer from it again
-      entry = { version };
+    if (entry?.live) return this.upToDate(organizationId, entry, version);
+    if (entry?.unsupported && !newer(version, entry.unsupported.version)) return undefined;
+    if (!entry || (!entry.building && !entry.live)) {
+      this.drop(organizationId); // a refusal at an older version: try again
+      entry = { version, bytes: 0, queue: Promise.resolve() };
       this.entries.set(organizationId, entry);
       entry.building = this.build(organizationId, entry);
     }
@@ -123,7 +189,135 @@ export class ColumnarReportEngine implements ReportEngine {
       await Promise.race([entry.building, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
       clearTimeout(timer);
     }
-    return entry.snapshot?.version === version ? entry.snapshot : undefined;
+    // Built meanwhile, at this version or an older one (then a delta brings it up to date).
+    return entry.live && !entry.building ? this.upToDate(organizationId, entry, version) : undefined;
+  }
+
+  /**
+   * The entry's snapshot once it holds `version` (a later one will do: X1 asks for every change
+   * committed before the request, not for none after), waiting for the deltas that bring it there.
+   */
+  private async upToDate(
+    organizationId: string,
+    entry: Entry,
+    version: string,
+  ): Promise<Snapshot | undefined> {
+    const deadline = performance.now() + (this.options.deltaWaitMs ?? 10_000);
+    // A delta already under way may have read its moment before this request's version: then one more.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const snapshot = entry.snapshot;
+      if (snapshot && !newer(version, snapshot.version)) {
+        this.entries.delete(organizationId); // most recently used: to the end of the map
+        this.entries.set(organizationId, entry);
+        return snapshot;
+      }
+      if (this.entries.get(organizationId) !== entry || !entry.live) break;
+      entry.updating ??= this.update(organizationId, entry);
+      let timer: NodeJS.Timeout | undefined;
+      const left = Math.max(0, deadline - performance.now());
+      const done = await Promise.race([
+        entry.updating.then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), left))),
+      ]);
+      clearTimeout(timer);
+      if (!done) break;
+    }
+    const snapshot = this.entries.get(organizationId) === entry ? entry.snapshot : undefined;
+    return snapshot && !newer(version, snapshot.version) ? snapshot : undefined;
+  }
+
+  /** Reads and applies the changes since the entry's snapshot; a rebuild when they are too many. */
+  private update(organizationId: string, entry: Entry): Promise<void> {
+    const run = async (): Promise<void> => {
+      const live = entry.live;
+      if (this.entries.get(organizationId) !== entry || !live) return;
+      const started = performance.now();
+      const held = live.heldOrders;
+      const maxOrders = Math.max(this.options.maxDeltaOrders ?? 20_000, Math.floor(held / 10));
+      try {
+        const delta =
+          Date.now() - live.readAt > MAX_DELTA_AGE_MS
+            ? REBUILD
+            : await readDelta(this.db, organizationId, live.databaseSnapshot, maxOrders);
+        if (this.entries.get(organizationId) !== entry) return;
+        if (delta === undefined) return this.drop(organizationId);
+        const budget = Math.floor(this.options.memoryBudgetBytes / BYTES_PER_ORDER);
+        if (delta === REBUILD || !(await live.apply(delta, budget))) return this.rebuild(organizationId);
+        this.account(organizationId, entry);
+        this.options.onEvent?.({
+          event: 'updated',
+          organizationId,
+          version: live.version,
+          changed: delta.orders.length,
+          ms: Math.round(performance.now() - started),
+        });
+        if (live.needsCompaction(this.options.compactionMinOrders)) void this.compact(organizationId, entry);
+      } catch (error) {
+        if (error instanceof AmountOutOfRange || error instanceof OverBudget)
+          return this.rebuild(organizationId);
+        this.drop(organizationId);
+        this.options.onEvent?.({ event: 'failed', organizationId, error });
+      }
+    };
+    const next = entry.queue.then(run).finally(() => {
+      if (entry.updating === next) entry.updating = undefined;
+    });
+    entry.queue = next;
+    return next;
+  }
+
+  /** Folds the entry's parts in the background, between its deltas (requests read the previous view meanwhile). */
+  private compact(organizationId: string, entry: Entry): Promise<void> {
+    const run = async (): Promise<void> => {
+      const live = entry.live;
+      if (this.entries.get(organizationId) !== entry || !live) return;
+      if (!live.needsCompaction(this.options.compactionMinOrders)) return;
+      const started = performance.now();
+      await live.compact();
+      if (this.entries.get(organizationId) !== entry) return;
+      this.account(organizationId, entry);
+      this.options.onEvent?.({
+        event: 'compacted',
+        organizationId,
+        bytes: entry.bytes,
+        ms: Math.round(performance.now() - started),
+      });
+      this.save(organizationId, live);
+    };
+    const next = entry.queue.then(run).catch((error: unknown) => {
+      this.drop(organizationId);
+      this.options.onEvent?.({ event: 'failed', organizationId, error });
+    });
+    entry.queue = next;
+    return next;
+  }
+
+  /** Drops the organization's snapshot and builds it again in the background (SQL answers meanwhile). */
+  private rebuild(organizationId: string): void {
+    this.drop(organizationId);
+    const entry: Entry = { version: '0', bytes: 0, queue: Promise.resolve() };
+    this.entries.set(organizationId, entry);
+    entry.building = this.build(organizationId, entry);
+  }
+
+  /** The entry's view and memory after a change of its live snapshot; others evicted if over budget. */
+  private account(organizationId: string, entry: Entry): void {
+    const live = entry.live as LiveSnapshot;
+    entry.snapshot = live.view();
+    entry.version = live.version;
+    const bytes = live.bytes;
+    this.usedBytes += bytes - entry.bytes;
+    entry.bytes = bytes;
+    this.evictFor(organizationId, 0);
+    if (this.usedBytes > this.options.memoryBudgetBytes) {
+      this.drop(organizationId);
+      this.entries.set(organizationId, {
+        version: live.version,
+        bytes: 0,
+        queue: Promise.resolve(),
+        unsupported: { version: live.version, reason: 'over-budget' },
+      });
+    }
   }
 
   private build(organizationId: string, entry: Entry): Promise<void> {
@@ -131,10 +325,15 @@ export class ColumnarReportEngine implements ReportEngine {
       if (this.entries.get(organizationId) !== entry) return; // superseded while queued
       const started = performance.now();
       try {
-        const result = await buildSnapshot(this.db, organizationId, {
-          maxBytes: this.options.memoryBudgetBytes,
-          ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
-        });
+        const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
+        const loaded = await this.load(organizationId);
+        const result =
+          loaded ??
+          (await buildSnapshot(this.db, organizationId, {
+            maxBytes: this.options.memoryBudgetBytes,
+            ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
+          }));
+        if (result && !('reason' in result)) result.identity = identity;
         if (this.entries.get(organizationId) !== entry) return;
         if (result === undefined) {
           this.entries.delete(organizationId);
@@ -144,12 +343,13 @@ export class ColumnarReportEngine implements ReportEngine {
           this.options.onEvent?.({ event: 'unsupported', organizationId, ...result });
         } else {
           this.admit(organizationId, entry, result);
+          if (!loaded) this.save(organizationId, result);
           this.options.onEvent?.({
-            event: 'built',
+            event: loaded ? 'loaded' : 'built',
             organizationId,
             version: result.version,
-            orders: result.orderCount,
-            bytes: result.bytes,
+            orders: result.heldOrders,
+            bytes: entry.bytes,
             ms: Math.round(performance.now() - started),
           });
         }
@@ -165,26 +365,69 @@ export class ColumnarReportEngine implements ReportEngine {
     return next;
   }
 
-  /** Keeps the snapshot within the budget, evicting the least recently used others first. */
-  private admit(organizationId: string, entry: Entry, snapshot: Snapshot): void {
+  /** The organization's saved snapshot, if there is one to trust (src/metrics/columnar/persist.ts). */
+  private async load(organizationId: string): Promise<LiveSnapshot | undefined> {
+    const dir = this.options.snapshotDir;
+    if (!dir) return undefined;
+    try {
+      return await loadSnapshot(this.db, dir, organizationId);
+    } catch (error) {
+      this.options.onEvent?.({ event: 'failed', organizationId, error });
+      return undefined;
+    }
+  }
+
+  /**
+   * Saves a snapshot of one part in the background, as it is at this call; a failure costs only
+   * the next start's build.
+   */
+  private save(organizationId: string, live: LiveSnapshot): void {
+    const dir = this.options.snapshotDir;
+    const identity = live.identity;
+    if (!dir || !identity || live.parts.length !== 1) return;
+    const started = performance.now();
+    const [version, orders] = [live.version, live.heldOrders];
+    saveSnapshot(dir, identity, live).then(
+      () =>
+        this.options.onEvent?.({
+          event: 'saved',
+          organizationId,
+          version,
+          orders,
+          ms: Math.round(performance.now() - started),
+        }),
+      (error: unknown) => this.options.onEvent?.({ event: 'failed', organizationId, error }),
+    );
+  }
+
+  /** Evicts the least recently used other snapshots until `more` bytes fit the budget. */
+  private evictFor(organizationId: string, more: number): void {
     for (const [id, other] of this.entries) {
-      if (this.usedBytes + snapshot.bytes <= this.options.memoryBudgetBytes) break;
+      if (this.usedBytes + more <= this.options.memoryBudgetBytes) break;
       if (id === organizationId || !other.snapshot) continue;
-      this.options.onEvent?.({ event: 'evicted', organizationId: id, bytes: other.snapshot.bytes });
+      this.options.onEvent?.({ event: 'evicted', organizationId: id, bytes: other.bytes });
       this.drop(id);
     }
-    if (this.usedBytes + snapshot.bytes > this.options.memoryBudgetBytes) {
-      entry.unsupported = { version: snapshot.version, reason: 'over-budget' };
+  }
+
+  /** Keeps the snapshot within the budget, evicting the least recently used others first. */
+  private admit(organizationId: string, entry: Entry, live: LiveSnapshot): void {
+    const bytes = live.bytes;
+    this.evictFor(organizationId, bytes);
+    if (this.usedBytes + bytes > this.options.memoryBudgetBytes) {
+      entry.unsupported = { version: live.version, reason: 'over-budget' };
       return;
     }
-    entry.version = snapshot.version; // the build may have read a newer version than it was asked for
-    entry.snapshot = snapshot;
-    this.usedBytes += snapshot.bytes;
+    entry.version = live.version; // the build may have read a newer version than it was asked for
+    entry.live = live;
+    entry.snapshot = live.view();
+    entry.bytes = bytes;
+    this.usedBytes += bytes;
   }
 
   private drop(organizationId: string): void {
     const entry = this.entries.get(organizationId);
-    if (entry?.snapshot) this.usedBytes -= entry.snapshot.bytes;
+    if (entry) this.usedBytes -= entry.bytes;
     this.entries.delete(organizationId);
   }
 

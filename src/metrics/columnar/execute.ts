@@ -14,7 +14,7 @@ import type { ReportPlan } from '../../query/plan.js';
 import type { ReportRow, ReportRows } from '../engine.js';
 import { DAY_UNITS, type DayBuckets } from './day-buckets.js';
 import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero, type Dictionary } from './exact.js';
-import type { Snapshot } from './snapshot.js';
+import type { Part, Snapshot } from './snapshot.js';
 
 /** How a plan is executed; a test narrows them to run every path on small data. */
 export interface ExecutionPaths {
@@ -141,20 +141,29 @@ export function executePlan(
   const weights = keyWeights(plan, snapshot, buckets);
   if (!weights || (plan.dimensions.includes('date') && !buckets)) return undefined;
   const scan = new ScanSettings(snapshot, plan, weights, buckets);
+  // Parts one after the other into the same sums: a customer's orders are all in one part, and
+  // customer numbers run on from part to part (U4 tells customers apart by them).
+  const each = (pass: (part: Part, customers: number, p: number) => void): void => {
+    let customers = 0;
+    snapshot.parts.forEach((part, p) => {
+      pass(part, customers, p);
+      customers += part.customerCount;
+    });
+  };
   if (weights.space <= paths.directKeys) {
     const sums = new Float64Array(weights.space * SLOT);
-    accumulate(snapshot, scan, sums, undefined);
+    each((part, customers) => accumulate(part, customers, scan, sums, undefined));
     const keys: number[] = [];
     for (let key = 0; key < weights.space; key++)
       if ((sums[key * SLOT + ORDERS] as number) > 0) keys.push(key);
     return shape(plan, weights.dimensions, sums, keys, keys);
   }
   // Two passes: each counted order's key, then its slot among the keys that occur (in key order).
-  const keyOf = new Float64Array(snapshot.orderCount).fill(-1);
-  accumulate(snapshot, scan, undefined, keyOf);
-  const keys = keysToSlots(keyOf, weights.space, paths.tableKeys);
+  const keyOfs = snapshot.parts.map((part) => new Float64Array(part.orderCount).fill(-1));
+  each((part, customers, p) => accumulate(part, customers, scan, undefined, keyOfs[p]));
+  const keys = keysToSlots(keyOfs, weights.space, paths.tableKeys);
   const sums = new Float64Array(keys.length * SLOT);
-  accumulate(snapshot, scan, sums, keyOf);
+  each((part, customers, p) => accumulate(part, customers, scan, sums, keyOfs[p]));
   return shape(
     plan,
     weights.dimensions,
@@ -168,32 +177,36 @@ export function executePlan(
  * The distinct keys (≥ 0) of keyOf in order; each key of keyOf replaced by its rank among them,
  * its slot. A table of the key space when it is small enough, else a set and a map.
  */
-function keysToSlots(keyOf: Float64Array, space: number, tableKeys: number): number[] {
+function keysToSlots(keyOfs: readonly Float64Array[], space: number, tableKeys: number): number[] {
   if (space <= tableKeys) {
     const slotOfKey = new Int32Array(space).fill(-1);
-    for (let i = 0; i < keyOf.length; i++) {
-      const key = keyOf[i] as number;
-      if (key >= 0) slotOfKey[key] = 0;
-    }
+    for (const keyOf of keyOfs)
+      for (let i = 0; i < keyOf.length; i++) {
+        const key = keyOf[i] as number;
+        if (key >= 0) slotOfKey[key] = 0;
+      }
     const keys: number[] = [];
     for (let key = 0; key < space; key++) if (slotOfKey[key] === 0) slotOfKey[key] = keys.push(key) - 1;
-    for (let i = 0; i < keyOf.length; i++) {
-      const key = keyOf[i] as number;
-      if (key >= 0) keyOf[i] = slotOfKey[key] as number;
-    }
+    for (const keyOf of keyOfs)
+      for (let i = 0; i < keyOf.length; i++) {
+        const key = keyOf[i] as number;
+        if (key >= 0) keyOf[i] = slotOfKey[key] as number;
+      }
     return keys;
   }
   const seen = new Set<number>();
-  for (let i = 0; i < keyOf.length; i++) {
-    const key = keyOf[i] as number;
-    if (key >= 0) seen.add(key);
-  }
+  for (const keyOf of keyOfs)
+    for (let i = 0; i < keyOf.length; i++) {
+      const key = keyOf[i] as number;
+      if (key >= 0) seen.add(key);
+    }
   const keys = [...seen].sort((a, b) => a - b);
   const slotOfKey = new Map(keys.map((key, slot) => [key, slot]));
-  for (let i = 0; i < keyOf.length; i++) {
-    const key = keyOf[i] as number;
-    if (key >= 0) keyOf[i] = slotOfKey.get(key) as number;
-  }
+  for (const keyOf of keyOfs)
+    for (let i = 0; i < keyOf.length; i++) {
+      const key = keyOf[i] as number;
+      if (key >= 0) keyOf[i] = slotOfKey.get(key) as number;
+    }
   return keys;
 }
 
@@ -280,14 +293,16 @@ class ScanSettings {
 }
 
 /**
- * One pass over the snapshot: each counted order (T1, S1, F1) into the sums of its row's slot.
+ * One pass over a part: each counted order (T1, S1, F1) into the sums of its row's slot; retired
+ * runs and orders skipped (issue 19); customers numbered from `customerBase`.
  * Its slot is its key when slotOf is undefined, else slotOf[i] (-1: not counted); with sums
  * undefined, the pass only notes each counted order's key in keyOf. A customer's run, in time
  * order, ends at the period's end. One function with no call per order, on purpose: an instant
  * passed to a call that is not inlined becomes a heap number, an allocation per order.
  */
 function accumulate(
-  s: Snapshot,
+  s: Part,
+  customerBase: number,
   scan: ScanSettings,
   sums: Float64Array | undefined,
   keyOf: Float64Array | undefined,
@@ -306,12 +321,15 @@ function accumulate(
   const keys = keyOf ?? new Float64Array(0);
   const { seconds, attribute, items, total, taxTotal, shippingTotal, feeTotal } = s;
   const { refundTotal, refundTax, refundShipping, runStart, customerCount, orderCount } = s;
+  const { retiredRuns, retiredOrders } = s;
+  const anonymousFrom = runStart[customerCount] as number;
 
   // c = runs: the anonymous orders, in no particular order. A plan that neither counts customers
   // nor tells them apart (no customer_type, so every order's type key is 0) reads all the orders
-  // as one such run, without the customers' runs.
-  const runs = needsFirstOrders || countCustomers ? customerCount : 0;
+  // as one such run, without the customers' runs, unless some runs are retired.
+  const runs = needsFirstOrders || countCustomers || retiredRuns ? customerCount : 0;
   for (let c = 0; c <= runs; c++) {
+    if (c < runs && retiredRuns?.[c] === 1) continue;
     const from = runStart[c] as number;
     const to = c < runs ? (runStart[c + 1] as number) : orderCount;
     const anonymous = c === runs;
@@ -324,7 +342,8 @@ function accumulate(
     }
     if (typeKept[type] === 0) continue; // F1 on customer_type
     const typeKey = typeKeys[type] as number;
-    const customer = countCustomers && !anonymous ? c : -1;
+    const customer = countCustomers && !anonymous ? customerBase + c : -1;
+    const retired = anonymous ? retiredOrders : undefined;
     for (let i = from; i < to; i++) {
       const t = seconds[i] as number;
       if (t >= end) {
@@ -332,6 +351,7 @@ function accumulate(
         break; // T1, and the run's later orders too
       }
       if (t < start) continue;
+      if (retired && i >= anonymousFrom && retired[i - anonymousFrom] === 1) continue;
       let slot: number;
       if (slotted) {
         slot = keys[i] as number;

@@ -1,19 +1,22 @@
-// The columns of a snapshot being read: each row of the binary COPY (ORDER_FIELDS, in this order)
-// is decoded straight into typed arrays, with no row object and no string but the dictionaries'
-// new values. Customers are coded as dense integers as they come (their text is not kept), and
-// each one's orders gathered into one run at the end, so the database needs no ORDER BY.
-import { ByteCodes, HexTextCodes } from './byte-codes.js';
+// The columns of a snapshot part being read: each row of the binary COPY (ORDER_FIELDS, in this
+// order) is decoded straight into typed arrays, with no row object and no string but the
+// dictionaries' new values. Customers are coded as dense integers as they come (their text is
+// kept packed once, in the organization's codes, for the deltas to find their runs), and each
+// one's orders gathered into one run at the end, so the database needs no ORDER BY. A delta's
+// few rows come as values (pushValues) into a part of their own.
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
-import { Dictionary } from './exact.js';
-import { BYTES_PER_ORDER, type Attributes, type Snapshot } from './snapshot.js';
+import type { OrganizationCodes } from './codes.js';
+import { BYTES_PER_ORDER, type Part } from './snapshot.js';
 
 /**
  * The stored columns as they are (the conversions to epoch seconds and cents are made on the
- * bytes), the display country as the SQL engine's coalesce shows it.
+ * bytes), the display country as the SQL engine's coalesce shows it, and an anonymous order's
+ * external id (its key, with the store, for a delta to retire it).
  */
 export const ORDER_FIELDS = `o.customer, o.created_at, o.store_id, o.status, coalesce(o.billing_country, 'Unknown'),
-  o.items, o.total, o.tax_total, o.shipping_total, o.fee_total, o.refund_total, o.refund_tax, o.refund_shipping`;
-export const FIELD_COUNT = 13;
+  o.items, o.total, o.tax_total, o.shipping_total, o.fee_total, o.refund_total, o.refund_tax, o.refund_shipping,
+  CASE WHEN o.customer IS NULL THEN o.external_id END`;
+export const FIELD_COUNT = 14;
 const CUSTOMER = 0;
 const CREATED_AT = 1;
 const STORE = 2;
@@ -21,7 +24,8 @@ const STATUS = 3;
 const COUNTRY = 4;
 const ITEMS = 5;
 const FIRST_AMOUNT = 6;
-const AMOUNTS = 7;
+export const AMOUNTS = 7;
+const EXTERNAL_ID = 13;
 
 const INT32_MIN = -2_147_483_648;
 const INT32_MAX = 2_147_483_647;
@@ -31,27 +35,25 @@ export class AmountOutOfRange extends Error {}
 /** More orders than the memory budget holds. */
 export class OverBudget extends Error {}
 
-/** A text column coded through its bytes: the Dictionary sees each distinct value once. */
-class TextCodes {
-  private readonly bytes = new ByteCodes();
-  private readonly codes: number[] = [];
-  readonly dictionary = new Dictionary();
-
-  code(data: Buffer, start: number, length: number): number {
-    const key = this.bytes.code(data, start, length);
-    let code = this.codes[key];
-    if (code === undefined) {
-      code = this.dictionary.code(data.toString('utf8', start, start + length));
-      this.codes[key] = code;
-    }
-    return code;
-  }
-}
-
 /** A turn of the event loop: requests are served between two slices of long work. */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 /** Orders per turn of the event loop in the long loops of the grouping. */
 const SLICE = 1 << 18;
+
+/** One order given as values (a delta's rows). */
+export interface OrderValues {
+  /** The customer's key (U1), null for an anonymous order. */
+  readonly customer: string | null;
+  readonly seconds: number;
+  readonly storeId: number;
+  readonly status: string;
+  readonly country: string;
+  readonly items: number;
+  /** Cents of the amounts, in the order of ORDER_FIELDS. */
+  readonly cents: readonly number[];
+  /** The anonymous order's key (anonymousKey), null for a customer's order. */
+  readonly key: Buffer | null;
+}
 
 export class OrderColumns {
   length = 0;
@@ -61,18 +63,20 @@ export class OrderColumns {
   private country: Int32Array;
   private items: Int32Array;
   private readonly money: Int32Array[];
-  /** Each order's customer code (-1: anonymous), then, once grouped, its place in the snapshot. */
+  /** Each order's customer (-1: anonymous), local to this part, then its place in the part. */
   private customer: Int32Array;
-  private customers: HexTextCodes | undefined = new HexTextCodes();
-  private readonly statuses = new TextCodes();
-  private readonly countries = new TextCodes();
+  /** Each anonymous order's key code (-1 for a customer's order). */
+  private anonymous: Int32Array;
+  /** Local customer of each organization-wide customer code; undefined: the codes are the local ones. */
+  private readonly locals: Map<number, number> | undefined;
+  private readonly globals: number[] = [];
+  private readonly keyBytes = Buffer.alloc(256);
   /** Sum of |cents| over every amount: while under 2^53, every report sum is exact. */
   absoluteCents = 0;
 
   constructor(
     capacity: number,
-    /** Dictionary code of each store id. */
-    private readonly storeCodes: ReadonlyMap<number, number>,
+    private readonly codes: OrganizationCodes,
     private readonly maxOrders: number,
   ) {
     this.seconds = new Float64Array(capacity);
@@ -82,6 +86,9 @@ export class OrderColumns {
     this.items = new Int32Array(capacity);
     this.money = Array.from({ length: AMOUNTS }, () => new Int32Array(capacity));
     this.customer = new Int32Array(capacity);
+    this.anonymous = new Int32Array(capacity);
+    // The first part of an organization sees its customers first: their codes are dense already.
+    this.locals = codes.customers.size === 0 ? undefined : new Map();
   }
 
   private grow(): void {
@@ -94,8 +101,19 @@ export class OrderColumns {
     this.country = copy(this.country, new Int32Array(capacity));
     this.items = copy(this.items, new Int32Array(capacity));
     this.customer = copy(this.customer, new Int32Array(capacity));
+    this.anonymous = copy(this.anonymous, new Int32Array(capacity));
     for (let m = 0; m < AMOUNTS; m++)
       this.money[m] = copy(this.money[m] as Int32Array, new Int32Array(capacity));
+  }
+
+  private local(code: number): number {
+    if (!this.locals) return code;
+    let local = this.locals.get(code);
+    if (local === undefined) {
+      local = this.globals.push(code) - 1;
+      this.locals.set(code, local);
+    }
+    return local;
   }
 
   /** One row of ORDER_FIELDS, its fields located in data by starts and lengths. */
@@ -103,37 +121,74 @@ export class OrderColumns {
     if (this.length === this.seconds.length) this.grow();
     const i = this.length++;
     const customerLength = lengths[CUSTOMER] as number;
-    this.customer[i] =
-      customerLength < 0
-        ? -1
-        : (this.customers as HexTextCodes).code(data, starts[CUSTOMER] as number, customerLength);
+    const storeId = int64(data, starts[STORE] as number);
+    if (customerLength < 0) {
+      this.customer[i] = -1;
+      const idLength = Math.max(0, lengths[EXTERNAL_ID] as number);
+      const key = idLength + 8 <= this.keyBytes.length ? this.keyBytes : Buffer.alloc(idLength + 8);
+      data.copy(key, 0, starts[STORE] as number, (starts[STORE] as number) + 8);
+      data.copy(key, 8, starts[EXTERNAL_ID] as number, (starts[EXTERNAL_ID] as number) + idLength);
+      this.anonymous[i] = this.codes.anonymous.code(key, 0, idLength + 8);
+    } else {
+      this.customer[i] = this.local(
+        this.codes.customers.code(data, starts[CUSTOMER] as number, customerLength),
+      );
+      this.anonymous[i] = -1;
+    }
     this.seconds[i] = epochSeconds(data, starts[CREATED_AT] as number);
-    this.store[i] = this.storeCodes.get(int64(data, starts[STORE] as number)) ?? -1;
-    this.status[i] = this.statuses.code(data, starts[STATUS] as number, lengths[STATUS] as number);
-    this.country[i] = this.countries.code(data, starts[COUNTRY] as number, lengths[COUNTRY] as number);
+    this.store[i] = this.codes.storeCodes.get(storeId) ?? -1;
+    this.status[i] = this.codes.statuses.code(data, starts[STATUS] as number, lengths[STATUS] as number);
+    this.country[i] = this.codes.countries.code(data, starts[COUNTRY] as number, lengths[COUNTRY] as number);
     this.items[i] = int32(data, starts[ITEMS] as number);
     for (let m = 0; m < AMOUNTS; m++) {
       // Anything but whole cents within int32 falls back to SQL, like a huge amount.
       const cents = numericCents(data, starts[FIRST_AMOUNT + m] as number);
-      if (!(cents >= INT32_MIN && cents <= INT32_MAX)) throw new AmountOutOfRange();
-      (this.money[m] as Int32Array)[i] = cents;
-      this.absoluteCents += Math.abs(cents);
+      this.cents(m, i, cents);
     }
   }
 
+  private cents(m: number, i: number, cents: number): void {
+    if (!(cents >= INT32_MIN && cents <= INT32_MAX)) throw new AmountOutOfRange();
+    (this.money[m] as Int32Array)[i] = cents;
+    this.absoluteCents += Math.abs(cents);
+  }
+
+  /** One order given as values (a delta's). */
+  pushValues(order: OrderValues): void {
+    if (this.length === this.seconds.length) this.grow();
+    const i = this.length++;
+    if (order.customer === null) {
+      this.customer[i] = -1;
+      const key = order.key as Buffer;
+      this.anonymous[i] = this.codes.anonymous.code(key, 0, key.length);
+    } else {
+      const bytes = Buffer.from(order.customer, 'utf8');
+      this.customer[i] = this.local(this.codes.customers.code(bytes, 0, bytes.length));
+      this.anonymous[i] = -1;
+    }
+    this.seconds[i] = order.seconds;
+    this.store[i] = this.codes.storeCodes.get(order.storeId) ?? -1;
+    this.status[i] = this.codes.statuses.codeText(order.status);
+    this.country[i] = this.codes.countries.codeText(order.country);
+    this.items[i] = order.items;
+    for (let m = 0; m < AMOUNTS; m++) this.cents(m, i, order.cents[m] as number);
+  }
+
   /**
-   * The snapshot of these orders: each customer's orders gathered into a run in time order,
+   * The part of these orders: each customer's orders gathered into a run in time order,
    * customers in order of first sight, anonymous orders last, a column or SLICE orders per turn
-   * of the event loop. The columns are the snapshot's from then on.
+   * of the event loop. The columns are the part's from then on.
    */
-  async snapshot(organizationId: string, version: string, stores: Dictionary): Promise<Snapshot> {
+  async part(): Promise<Part> {
     const n = this.length;
-    const customerCount = (this.customers as HexTextCodes).size;
-    this.customers = undefined; // the customers' keys are no longer needed
-    const { attribute, attributes } = await this.combineAttributes();
+    const customerCount = this.locals ? this.globals.length : this.codes.customers.size;
+    const attribute = await this.combineAttributes();
     const runStart = new Int32Array(customerCount + 1); // runStart[customerCount]: the anonymous orders'
     const place = this.customer; // customer codes, turned into places below
-    await this.customersByFirstOrder(customerCount);
+    const runOf = await this.customersByFirstOrder(customerCount);
+    const runCustomer = new Int32Array(customerCount);
+    for (let c = 0; c < customerCount; c++)
+      runCustomer[runOf ? (runOf[c] as number) : c] = this.locals ? (this.globals[c] as number) : c;
     for (let from = 0; from < n; from += SLICE) {
       for (let i = from, to = Math.min(n, from + SLICE); i < to; i++) {
         const c = place[i] as number;
@@ -152,7 +207,7 @@ export class OrderColumns {
     }
     runStart.copyWithin(1, 0, customerCount);
     runStart[0] = 0;
-    // source[k]: the order read k-th in the snapshot; then each run sorted by time.
+    // source[k]: the order read k-th in the part; then each run sorted by time.
     const source = this.store; // free since the attributes were combined
     for (let i = 0; i < n; i++) source[place[i] as number] = i;
     await sortRuns(source, runStart, customerCount, this.seconds);
@@ -167,21 +222,22 @@ export class OrderColumns {
     const placed = await gather(attribute);
     this.items = await gather(this.items);
     for (let m = 0; m < AMOUNTS; m++) this.money[m] = await gather(this.money[m] as Int32Array);
+    const anonymousFrom = runStart[customerCount] as number;
+    const anonymousKey = new Int32Array(n - anonymousFrom);
+    for (let k = anonymousFrom; k < n; k++)
+      anonymousKey[k - anonymousFrom] = this.anonymous[source[k] as number] as number;
     const seconds = new Float64Array(this.seconds.length);
     for (let k = 0; k < n; k++) seconds[k] = this.seconds[source[k] as number] as number;
     this.seconds = seconds;
-    this.store = this.status = this.country = this.customer = new Int32Array(0);
+    this.store = this.status = this.country = this.customer = this.anonymous = new Int32Array(0);
 
     const [total, taxTotal, shippingTotal, feeTotal, refundTotal, refundTax, refundShipping] = this.money.map(
       (m) => m.subarray(0, n),
     ) as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
     return {
-      organizationId,
-      version,
       orderCount: n,
       seconds: this.seconds.subarray(0, n),
       attribute: placed.subarray(0, n),
-      attributes,
       items: this.items.subarray(0, n),
       total,
       taxTotal,
@@ -192,10 +248,11 @@ export class OrderColumns {
       refundShipping,
       runStart,
       customerCount,
-      stores,
-      statuses: this.statuses.dictionary,
-      countries: this.countries.dictionary,
-      bytes: this.seconds.length * (BYTES_PER_ORDER - 4) + runStart.length * 4 + attributes.count * 12,
+      retiredRuns: undefined,
+      retiredOrders: undefined,
+      runCustomer,
+      anonymousKey,
+      bytes: this.seconds.length * (BYTES_PER_ORDER - 4) + runStart.length * 8 + anonymousKey.length * 4,
     };
   }
 
@@ -204,7 +261,7 @@ export class OrderColumns {
    * customers who started on the same day lie together, so a report by date finds many orders of
    * one row in a row. Left as they are when the orders span too many days to count them.
    */
-  private async customersByFirstOrder(customerCount: number): Promise<void> {
+  private async customersByFirstOrder(customerCount: number): Promise<Int32Array | undefined> {
     const n = this.length;
     const firstDay = new Float64Array(customerCount).fill(Infinity);
     let [minDay, maxDay] = [Infinity, -Infinity];
@@ -217,7 +274,8 @@ export class OrderColumns {
       if (day > maxDay) maxDay = day;
     }
     await nextTurn();
-    if (!(maxDay - minDay < MAX_SORTED_DAYS)) return;
+    // No customer (a part of anonymous orders only): nothing to renumber.
+    if (!(maxDay >= minDay && maxDay - minDay < MAX_SORTED_DAYS)) return undefined;
     const rank = new Int32Array(maxDay - minDay + 2); // customers per day, then each day's first rank
     for (let c = 0; c < customerCount; c++) rank[(firstDay[c] as number) - minDay + 1]! += 1;
     for (let d = 1; d < rank.length; d++) rank[d]! += rank[d - 1] as number;
@@ -228,49 +286,27 @@ export class OrderColumns {
       if (c >= 0) this.customer[i] = code[c] as number;
     }
     await nextTurn();
+    return code;
   }
 
   /**
-   * Each order's store, status and country as the code of that combination; the status and
-   * country columns are free afterwards. Codes are below the order count, so the keys of the two
-   * maps (a pair's code × the next dictionary's size + a code) stay exact integers.
+   * Each order's store, status and country as the code of that combination (the organization's,
+   * shared by its parts); the status and country columns are free afterwards.
    */
-  private async combineAttributes(): Promise<{ attribute: Int32Array; attributes: Attributes }> {
-    const statusCount = this.statuses.dictionary.values.length;
-    const countryCount = this.countries.dictionary.values.length;
-    const pairs = new Map<number, number>(); // store and status → pair code
-    const codes = new Map<number, number>(); // pair code and country → attribute code
-    const store: number[] = [];
-    const status: number[] = [];
-    const country: number[] = [];
+  private async combineAttributes(): Promise<Int32Array> {
+    const codes = this.codes.attributes;
     const attribute = this.status; // overwritten in place, each order read before it is written
     for (let from = 0; from < this.length; from += SLICE) {
-      for (let i = from, to = Math.min(this.length, from + SLICE); i < to; i++) {
-        const pairKey = ((this.store[i] as number) + 1) * statusCount + (this.status[i] as number);
-        let pair = pairs.get(pairKey);
-        if (pair === undefined) pairs.set(pairKey, (pair = pairs.size));
-        const key = pair * countryCount + (this.country[i] as number);
-        let code = codes.get(key);
-        if (code === undefined) {
-          codes.set(key, (code = codes.size));
-          store.push(this.store[i] as number);
-          status.push(this.status[i] as number);
-          country.push(this.country[i] as number);
-        }
-        attribute[i] = code;
-      }
+      for (let i = from, to = Math.min(this.length, from + SLICE); i < to; i++)
+        attribute[i] = codes.code(
+          this.store[i] as number,
+          this.status[i] as number,
+          this.country[i] as number,
+        );
       await nextTurn();
     }
     this.country = new Int32Array(0);
-    return {
-      attribute,
-      attributes: {
-        count: codes.size,
-        store: Int32Array.from(store),
-        status: Int32Array.from(status),
-        country: Int32Array.from(country),
-      },
-    };
+    return attribute;
   }
 }
 

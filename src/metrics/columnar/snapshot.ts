@@ -1,26 +1,29 @@
 // One organization's orders as columns in memory, built from the database (the one source of
-// truth) and labelled with the data version it was read at (migration 007).
+// truth) and labelled with the data version it was read at (migration 007), then kept current
+// by deltas (issue 19, migration 012).
 //
-// Layout: the orders of each customer are contiguous ("runs", customers in the order the build
-// first saw them), each run in time order, then the anonymous orders. A run lets a report count
-// distinct customers per row (U4) in one linear pass, with no customer text kept in memory, and
-// its time order puts a customer's first counted order (U2) at or near the run's start.
+// A snapshot is a list of parts (as ClickHouse's MergeTree keeps parts): the first one read by a
+// full build, each later one written by a delta, and folded together again by compaction. In a
+// part, the orders of each customer are contiguous ("runs", in time order), then the anonymous
+// orders. A run lets a report count distinct customers per row (U4) in one linear pass, with no
+// customer text kept in the columns, and its time order puts a customer's first counted order
+// (U2) at or near the run's start. A customer's current orders are all in one run of one part: a
+// delta that touches a customer retires the run it had (a validity flag, as Apache Pinot's
+// upserts keep a validity bitmap per segment) and writes all of the customer's orders again in
+// its own part, so U2 and U4 never look across parts. An anonymous order is retired on its own.
 // An order's store, status and country are one code: the index of that combination among the
-// few the organization has, so a report decides filters and row keys with one lookup an order.
-// Instants are whole epoch seconds: every boundary a report compares them with (UTC midnights for
-// T1, local midnights, first orders) is a whole second, and floor(t) < B ⇔ t < B for a whole B.
+// few the organization has (shared by all parts), so a report decides filters and row keys with
+// one lookup an order. Instants are whole epoch seconds: every boundary a report compares them
+// with (UTC midnights for T1, local midnights, first orders) is a whole second, and
+// floor(t) < B ⇔ t < B for a whole B.
 import type { Dictionary } from './exact.js';
 
-export interface Snapshot {
-  readonly organizationId: string;
-  /** organizations.data_version read before the first row: valid while it is still current. */
-  readonly version: string;
+export interface Part {
   readonly orderCount: number;
   /** floor(epoch seconds of created_at), per order. */
   readonly seconds: Float64Array;
-  /** Each order's index into `attributes`. */
+  /** Each order's index into the snapshot's `attributes`. */
   readonly attribute: Int32Array;
-  readonly attributes: Attributes;
   readonly items: Int32Array;
   /** Exact integer cents of each amount column (M1). */
   readonly total: Int32Array;
@@ -33,6 +36,24 @@ export interface Snapshot {
   /** Orders [runStart[c], runStart[c + 1]) belong to customer c; [runStart[customerCount], orderCount) are anonymous. */
   readonly runStart: Int32Array;
   readonly customerCount: number;
+  /** 1 for each run whose customer's orders are elsewhere now (or gone); undefined: none. */
+  readonly retiredRuns: Uint8Array | undefined;
+  /** 1 for each anonymous order (from runStart[customerCount]) replaced or deleted; undefined: none. */
+  readonly retiredOrders: Uint8Array | undefined;
+  /** Each run's customer, as a code of the live snapshot's customer dictionary. */
+  readonly runCustomer: Int32Array;
+  /** Each anonymous order's key (store and external id), as a code of the live snapshot's. */
+  readonly anonymousKey: Int32Array;
+  readonly bytes: number;
+}
+
+/** What a report reads: the parts and dictionaries at one data version, never changed afterwards. */
+export interface Snapshot {
+  readonly organizationId: string;
+  /** organizations.data_version this snapshot holds every committed change of. */
+  readonly version: string;
+  readonly parts: readonly Part[];
+  readonly attributes: Attributes;
   readonly stores: Dictionary;
   readonly statuses: Dictionary;
   readonly countries: Dictionary;
@@ -48,5 +69,7 @@ export interface Attributes {
   readonly country: Int32Array;
 }
 
-/** Memory of one order in a snapshot: the typed columns above plus its share of runStart. */
+/** Memory of one order in a part: the typed columns above plus its share of runStart. */
 export const BYTES_PER_ORDER = 8 + 4 * 9 + 4;
+/** Memory of one customer beside the columns: its key in the dictionary (packed), place and run. */
+export const BYTES_PER_CUSTOMER = 64;

@@ -1,0 +1,311 @@
+// Snapshots on disk (issue 19, item 3): a restarted server or a new instance reads an
+// organization's last compacted snapshot from a file and brings it up to date by a delta, instead
+// of a minute of SQL while a full build reads the table. A file is never trusted: it must carry
+// this format's version, the database's identity (its system identifier, database name, the
+// organization's id and creation instant) and a SHA-256 of everything before it; the database
+// must not be behind the file (its data version and transaction ids, or it was restored from an
+// older backup). Anything else is ignored, and the snapshot built again.
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ByteCodes, HexTextCodes, type ByteCodesState } from './byte-codes.js';
+import type { SnapshotSource } from './build-snapshot.js';
+import { OrganizationCodes } from './codes.js';
+import { LiveSnapshot } from './live-snapshot.js';
+import { nextTurn } from './order-columns.js';
+import { BYTES_PER_ORDER, type Part } from './snapshot.js';
+
+const MAGIC = Buffer.from('SMSNAP\u0000\u0001', 'latin1');
+const FORMAT = 1;
+const DIGEST_BYTES = 32;
+
+type Typed = Float64Array | Int32Array | Uint8Array;
+const KINDS = { f64: Float64Array, i32: Int32Array, u8: Uint8Array } as const;
+type Kind = keyof typeof KINDS;
+const kindOf = (array: Typed): Kind =>
+  array instanceof Float64Array ? 'f64' : array instanceof Int32Array ? 'i32' : 'u8';
+
+interface Header {
+  readonly format: number;
+  readonly identity: string;
+  readonly organizationId: string;
+  readonly version: string;
+  readonly databaseSnapshot: string;
+  readonly readAt: number;
+  readonly stores: readonly string[];
+  readonly storeIds: readonly (readonly [number, number, string])[];
+  readonly statuses: readonly string[];
+  readonly countries: readonly string[];
+  readonly customers: { readonly size: number; readonly used: number; readonly blocks: number };
+  readonly anonymous: { readonly size: number; readonly used: number; readonly blocks: number };
+  readonly customerCount: number;
+  readonly arrays: readonly (readonly [name: string, kind: Kind, length: number])[];
+}
+
+/** Who the organization is in which database: a file of another one is foreign. */
+export async function identityOf(db: SnapshotSource, organizationId: string): Promise<string | undefined> {
+  const [row] = await db.query<{ identity: string }>(
+    `SELECT concat_ws('/', (SELECT system_identifier FROM pg_control_system()), current_database(), o.id,
+       (extract(epoch FROM o.created_at) * 1000000)::bigint) AS identity
+     FROM organizations o WHERE o.id = $1`,
+    [organizationId],
+  );
+  return row?.identity;
+}
+
+const fileOf = (dir: string, identity: string): string =>
+  path.join(dir, `${crypto.createHash('sha256').update(identity).digest('hex').slice(0, 32)}.snapshot`);
+
+function arraysOf(live: LiveSnapshot, part: Part): [string, Typed][] {
+  // The last block and the table change in place as codes are added: copies, so that the bytes
+  // written are the bytes hashed even if a delta comes meanwhile (earlier blocks never change).
+  const codes = (name: string, state: ByteCodesState): [string, Typed][] => [
+    ...state.blocks.map((block, k): [string, Typed] => [
+      `${name}.block${k}`,
+      k === state.blocks.length - 1 ? block.slice() : block,
+    ]),
+    [`${name}.at`, state.at],
+    [`${name}.lengths`, state.lengths],
+    [`${name}.hashes`, state.hashes],
+    [`${name}.slots`, state.slots.slice()],
+  ];
+  const attributes = live.codes.attributes.attributes();
+  return [
+    ['seconds', part.seconds],
+    ['attribute', part.attribute],
+    ['items', part.items],
+    ['total', part.total],
+    ['taxTotal', part.taxTotal],
+    ['shippingTotal', part.shippingTotal],
+    ['feeTotal', part.feeTotal],
+    ['refundTotal', part.refundTotal],
+    ['refundTax', part.refundTax],
+    ['refundShipping', part.refundShipping],
+    ['runStart', part.runStart],
+    ['runCustomer', part.runCustomer],
+    ['anonymousKey', part.anonymousKey],
+    ['attributes.store', attributes.store],
+    ['attributes.status', attributes.status],
+    ['attributes.country', attributes.country],
+    ...codes('customers', live.codes.customers.state()),
+    ...codes('anonymous', live.codes.anonymous.state()),
+  ];
+}
+
+/**
+ * Writes a snapshot of one part (after a build or a compaction) to its file, atomically. What it
+ * writes is taken when it is called: deltas applied meanwhile are not in the file (the next
+ * start reads them again).
+ */
+export async function saveSnapshot(dir: string, identity: string, live: LiveSnapshot): Promise<void> {
+  const part = live.parts[0];
+  if (live.parts.length !== 1 || !part || part.retiredRuns || part.retiredOrders) return;
+  const arrays = arraysOf(live, part);
+  const state = (codes: ByteCodesState) => ({
+    size: codes.size,
+    used: codes.used,
+    blocks: codes.blocks.length,
+  });
+  const header: Header = {
+    format: FORMAT,
+    identity,
+    organizationId: live.organizationId,
+    version: live.version,
+    databaseSnapshot: live.databaseSnapshot,
+    readAt: live.readAt,
+    stores: live.codes.stores.values,
+    storeIds: [...live.codes.storeCodes].map(([id, code]) => [
+      id,
+      code,
+      live.codes.storeAddresses.get(id) ?? '',
+    ]),
+    statuses: live.codes.statuses.dictionary.values,
+    countries: live.codes.countries.dictionary.values,
+    customers: state(live.codes.customers.state()),
+    anonymous: state(live.codes.anonymous.state()),
+    customerCount: part.customerCount,
+    arrays: arrays.map(([name, array]) => [name, kindOf(array), array.length] as const),
+  };
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  const head = Buffer.alloc(MAGIC.length + 4);
+  MAGIC.copy(head);
+  head.writeUInt32LE(json.length, MAGIC.length);
+  const pieces: Uint8Array[] = [head, json, Buffer.alloc(pad(head.length + json.length))];
+  for (const [, array] of arrays) {
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    pieces.push(bytes, Buffer.alloc(pad(bytes.length)));
+  }
+  // Everything written is fixed by now (columns never change, the rest was copied): the hashing
+  // goes a piece per turn of the event loop, requests between.
+  const hash = crypto.createHash('sha256');
+  for (const piece of pieces) {
+    hash.update(piece);
+    await nextTurn();
+  }
+  pieces.push(hash.digest());
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = fileOf(dir, identity);
+  const temporary = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  try {
+    const handle = await fs.open(temporary, 'w', 0o600);
+    try {
+      for (const piece of pieces) await handle.write(piece);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(temporary, file);
+  } catch (error) {
+    await fs.rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** Bytes that bring `length` to a multiple of 8 (every array starts aligned). */
+const pad = (length: number): number => (8 - (length % 8)) % 8;
+
+/**
+ * The organization's snapshot from its file, or undefined when there is none or it cannot be
+ * trusted (another format, database or organization, a wrong checksum, a database behind it).
+ */
+export async function loadSnapshot(
+  db: SnapshotSource,
+  dir: string,
+  organizationId: string,
+): Promise<LiveSnapshot | undefined> {
+  const identity = await identityOf(db, organizationId);
+  if (!identity) return undefined;
+  let data: Buffer;
+  try {
+    data = await fs.readFile(fileOf(dir, identity));
+  } catch {
+    return undefined;
+  }
+  const header = verified(data, identity, organizationId);
+  if (!header) return undefined;
+  const [now] = await db.query<{ behind: boolean }>(
+    `SELECT data_version < $2::bigint
+       OR pg_snapshot_xmax(pg_current_snapshot()) < pg_snapshot_xmax($3::pg_snapshot) AS behind
+     FROM organizations WHERE id = $1`,
+    [organizationId, header.version, header.databaseSnapshot],
+  );
+  if (!now || now.behind) return undefined;
+  return restored(data, header);
+}
+
+function verified(data: Buffer, identity: string, organizationId: string): Header | undefined {
+  if (data.length < MAGIC.length + 4 + DIGEST_BYTES || !data.subarray(0, MAGIC.length).equals(MAGIC))
+    return undefined;
+  const body = data.subarray(0, data.length - DIGEST_BYTES);
+  const digest = crypto.createHash('sha256').update(body).digest();
+  if (!digest.equals(data.subarray(data.length - DIGEST_BYTES))) return undefined;
+  try {
+    const length = data.readUInt32LE(MAGIC.length);
+    const header = JSON.parse(data.toString('utf8', MAGIC.length + 4, MAGIC.length + 4 + length)) as Header;
+    if (header.format !== FORMAT || header.identity !== identity || header.organizationId !== organizationId)
+      return undefined;
+    return header;
+  } catch {
+    return undefined;
+  }
+}
+
+function restored(data: Buffer, header: Header): LiveSnapshot | undefined {
+  const json = data.readUInt32LE(MAGIC.length);
+  let at = MAGIC.length + 4 + json;
+  at += pad(at);
+  const arrays = new Map<string, Typed>();
+  const end = data.length - DIGEST_BYTES;
+  for (const [name, kind, length] of header.arrays) {
+    const Kind = KINDS[kind];
+    const bytes = length * Kind.BYTES_PER_ELEMENT;
+    if (at + bytes > end) return undefined;
+    // A copy: aligned, and the file's buffer is not kept.
+    const array = new Kind(length);
+    new Uint8Array(array.buffer).set(data.subarray(at, at + bytes));
+    arrays.set(name, array);
+    at += bytes + pad(bytes);
+  }
+  const get = <T extends Typed>(name: string): T => {
+    const array = arrays.get(name);
+    if (!array) throw new Error(`snapshot file: ${name} missing`);
+    return array as T;
+  };
+  const codesOf = (name: string, state: Header['customers']): ByteCodes =>
+    ByteCodes.restore({
+      size: state.size,
+      used: state.used,
+      blocks: Array.from({ length: state.blocks }, (_, k) => get<Uint8Array>(`${name}.block${k}`)),
+      at: get(`${name}.at`),
+      lengths: get(`${name}.lengths`),
+      hashes: get(`${name}.hashes`),
+      slots: get(`${name}.slots`),
+    });
+  const codes = new OrganizationCodes(
+    new HexTextCodes(codesOf('customers', header.customers)),
+    codesOf('anonymous', header.anonymous),
+  );
+  for (const value of header.stores) codes.stores.code(value);
+  for (const [id, code, address] of header.storeIds) {
+    codes.storeCodes.set(id, code);
+    codes.storeAddresses.set(id, address);
+  }
+  for (const value of header.statuses) codes.statuses.codeText(value);
+  for (const value of header.countries) codes.countries.codeText(value);
+  const [store, status, country] = ['store', 'status', 'country'].map((n) =>
+    get<Int32Array>(`attributes.${n}`),
+  );
+  for (let a = 0; a < (store?.length ?? 0); a++)
+    codes.attributes.code(store![a] as number, status![a] as number, country![a] as number);
+  const seconds = get<Float64Array>('seconds');
+  const runStart = get<Int32Array>('runStart');
+  const anonymousKey = get<Int32Array>('anonymousKey');
+  const part: Part = {
+    orderCount: seconds.length,
+    seconds,
+    attribute: get('attribute'),
+    items: get('items'),
+    total: get('total'),
+    taxTotal: get('taxTotal'),
+    shippingTotal: get('shippingTotal'),
+    feeTotal: get('feeTotal'),
+    refundTotal: get('refundTotal'),
+    refundTax: get('refundTax'),
+    refundShipping: get('refundShipping'),
+    runStart,
+    customerCount: header.customerCount,
+    retiredRuns: undefined,
+    retiredOrders: undefined,
+    runCustomer: get('runCustomer'),
+    anonymousKey,
+    bytes: seconds.length * (BYTES_PER_ORDER - 4) + runStart.length * 8 + anonymousKey.length * 4,
+  };
+  if (!consistent(part, codes.attributes.attributes().count, codes.customers.size, codes.anonymous.size))
+    return undefined;
+  const live = new LiveSnapshot(header.organizationId, codes);
+  live.version = header.version;
+  live.databaseSnapshot = header.databaseSnapshot;
+  live.readAt = header.readAt;
+  live.addPart(part);
+  return live;
+}
+
+/** Every index within its array: a file that passed its checksum is still not trusted blindly. */
+function consistent(part: Part, attributes: number, customers: number, anonymous: number): boolean {
+  const n = part.orderCount;
+  const columns = [part.attribute, part.items, part.total, part.taxTotal, part.shippingTotal, part.feeTotal];
+  if (columns.some((c) => c.length !== n) || part.refundTotal.length !== n) return false;
+  if (part.refundTax.length !== n || part.refundShipping.length !== n) return false;
+  const { runStart, customerCount } = part;
+  if (runStart.length !== customerCount + 1 || runStart[0] !== 0 || part.runCustomer.length !== customerCount)
+    return false;
+  for (let c = 0; c < customerCount; c++) {
+    if ((runStart[c + 1] as number) < (runStart[c] as number)) return false;
+    const code = part.runCustomer[c] as number;
+    if (code < 0 || code >= customers) return false;
+  }
+  if ((runStart[customerCount] as number) + part.anonymousKey.length !== n) return false;
+  for (const a of part.anonymousKey) if (a < 0 || a >= anonymous) return false;
+  for (const a of part.attribute) if (a < 0 || a >= attributes) return false;
+  return true;
+}
