@@ -35,6 +35,21 @@ const REHASH = {
     DO UPDATE SET first_order_at = LEAST(customer_first_orders.first_order_at, EXCLUDED.first_order_at)`,
 } as const;
 
+/**
+ * The rehash retires every order version it rewrites, and migration 012's trigger keeps each one's
+ * customer in order_retirements for two days: here the e-mail. Those rows, and any other holding an
+ * e-mail (a hash never has an '@'), are replaced by one that asks the snapshots to rebuild
+ * (store_id NULL: every customer key of the organization changed).
+ */
+async function forgetRetiredEmails(tx: Queryable, organizationId: string): Promise<void> {
+  await tx.query(
+    `DELETE FROM order_retirements
+     WHERE organization_id = $1 AND (retired_xid = pg_current_xact_id() OR customer LIKE '%@%')`,
+    [organizationId],
+  );
+  await tx.query('INSERT INTO order_retirements (organization_id) VALUES ($1)', [organizationId]);
+}
+
 async function rehashTable(
   db: Database,
   lockId: number,
@@ -52,6 +67,7 @@ async function rehashTable(
       if (found.length > 0) {
         const hashes = found.map((email) => customerHash(customerKey, email));
         await tx.query(REHASH[table], [organizationId, found, hashes]);
+        if (table === 'orders') await forgetRetiredEmails(tx, organizationId);
       }
       return found;
     });
@@ -74,7 +90,7 @@ export async function rehashCustomers(db: Database, lockId: number): Promise<num
     rehashed += await rehashTable(db, lockId, customerKey, organizationId, 'customer_first_orders');
   }
   // DROP COLUMN and UPDATE leave the old values in the table files; a rewrite removes them.
-  for (const table of ['orders', 'customer_first_orders', 'import_staging'])
+  for (const table of ['orders', 'customer_first_orders', 'import_staging', 'order_retirements'])
     await db.query(`VACUUM (FULL, ANALYZE) ${table}`);
   await db.query('DELETE FROM customer_rehash_pending WHERE organization_id = ANY ($1::bigint[])', [
     pending.map((p) => p.organization_id),
