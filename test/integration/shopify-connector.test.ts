@@ -160,6 +160,34 @@ describe('Shopify connector (issue 21)', () => {
     }
   });
 
+  test('orders with more refunds and taxed shipping lines than a page asks for: refund_tax, refund_shipping and shipping_total exact (issue 21 item 4; S1–S3)', async () => {
+    const shop = await startShop({ seed: 14 });
+    try {
+      shop.addOrders(40);
+      // Read by the bulk backfill (the file has every shipping line; refunds by the detail query).
+      shop.addOrderWithManyParts({ refunds: 8, shippingLines: 7 });
+      shop.addOrderWithManyParts({ refunds: 6, shippingLines: 12 });
+      const { org, key } = await service.addOrganization('Shopify parts', []);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      const twin = await importedTwin('Shopify parts jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+      // Read by an incremental pass (pages of orders, then the detail and its further pages).
+      shop.addOrderWithManyParts({ refunds: 7, shippingLines: 9 });
+      shop.addOrderWithManyParts({ refunds: 0, shippingLines: 8 });
+      const sync = await syncNow(org.id, shop);
+      assert.equal(sync.error, undefined);
+      const later = await importedTwin('Shopify parts jumeau 2', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, later.key));
+      assert.ok(
+        shop.costs.every((c) => c.requested <= 1000),
+        'every query under the single-query maximum',
+      );
+    } finally {
+      await shop.close();
+    }
+  });
+
   test('client-credentials grant: the token is obtained, renewed when refused, and never stored or sent in an address', async () => {
     const shop = await startShop({ seed: 12 });
     try {
