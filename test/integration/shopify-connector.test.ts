@@ -8,6 +8,7 @@ import { connectStore, syncStoreNow } from '../../src/domain/store-connections.j
 import { connectionsOf } from '../../src/ingest/connectors/connections.js';
 import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
+import { connectionState } from '../../src/web/store-connection-views.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
@@ -183,6 +184,30 @@ describe('Shopify connector (issue 21)', () => {
         shop.costs.every((c) => c.requested <= 1000),
         'every query under the single-query maximum',
       );
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('a bulk operation gathering the history: its objects so far and their rate on the Boutiques page (issue 21 item 2)', async () => {
+    const shop = await startShop({ seed: 15 });
+    shop.bulkDurationMs = 6_000;
+    try {
+      shop.addOrders(500);
+      const { org } = await service.addOrganization('Shopify progression', []);
+      await connectWithToken(org.id, shop);
+      const gathering = await eventually(
+        'the bulk operation’s objects',
+        () => connection(org.id),
+        (c) => (c?.exportObjects ?? 0) > 0 && c?.runOrders === 0,
+        30_000,
+      );
+      assert.ok((gathering!.backfillTotal ?? 0) > 0, 'the shop’s order count as the estimate');
+      assert.match(
+        connectionState(gathering!, Date.now()).text,
+        /^Import de l’historique (en cours|\(reprise imminente\)) : export de la boutique, [1-9][\d\s]* objets rassemblés( \([\d\s]+ objets\/s\))? ; 0 commandes lues sur environ/,
+      );
+      await syncedWith(org.id, shop);
     } finally {
       await shop.close();
     }

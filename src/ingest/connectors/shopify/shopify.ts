@@ -199,18 +199,20 @@ class ShopifyApi implements StoreApi {
    * cursors `bulk:ID`, `bulk:ID:OFFSET`, `pages:CURSOR`.
    */
   async history(cursor: string | undefined): Promise<OrdersPage> {
-    const empty = (next: string | undefined, total?: number): OrdersPage => ({
+    const empty = (next: string | undefined, total?: number, exportObjects?: number): OrdersPage => ({
       orders: [],
       removed: [],
       unmapped: [],
       next,
       total,
       storeDate: this.client.lastDate,
+      ...(exportObjects === undefined ? {} : { exportObjects }),
     });
     if (cursor === undefined) {
       const started = await startBulk(this.client);
       // The shop's order count is the progress's estimate (the operation counts objects, not orders).
-      return empty(started.kind === 'started' ? `bulk:${started.id}` : 'pages:', await this.count());
+      const total = await this.count();
+      return started.kind === 'started' ? empty(`bulk:${started.id}`, total, 0) : empty('pages:', total);
     }
     if (cursor.startsWith('pages:')) {
       const after = cursor.slice('pages:'.length);
@@ -221,7 +223,8 @@ class ShopifyApi implements StoreApi {
     if (!m) return empty('pages:'); // a cursor of another kind (an older walk): pages from the start
     const id = m[1]!;
     const step = await pollBulk(this.client, id);
-    if (step.kind === 'running') return empty(cursor);
+    // Objects so far (orders, line items, shipping lines): the progress while it gathers them.
+    if (step.kind === 'running') return empty(cursor, undefined, step.objects);
     if (step.kind !== 'done') return empty('pages:');
     if (step.url === undefined) return empty(undefined); // no order at all
     const slice = await readBulkSlice(step.url, Number(m[2] ?? 0), this.http, this.retry);
