@@ -4,6 +4,7 @@
 // importing the same orders from a file (S1–S3, T1 through the API's answers).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { buildApp } from '../../src/app.js';
 import { connectStore, syncStoreNow } from '../../src/domain/store-connections.js';
 import { connectionsOf } from '../../src/ingest/connectors/connections.js';
 import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
@@ -209,6 +210,62 @@ describe('Shopify connector (issue 21)', () => {
       );
       await syncedWith(org.id, shop);
     } finally {
+      await shop.close();
+    }
+  });
+
+  test('two more instances on the same database: one bulk operation, each slice of its file read once, nothing written twice; the figures of a file import', async () => {
+    const shop = await startShop({ seed: 16 });
+    const instances = await Promise.all(
+      [0, 1].map(() =>
+        buildApp(service.config, { db: service.db, logger: false, storeCa: certificate.cert }),
+      ),
+    );
+    try {
+      await Promise.all(instances.map((app) => app.ready()));
+      shop.addOrders(2_000);
+      shop.bulkDurationMs = 1_500;
+      shop.slowDown(5);
+      const { org, key } = await service.addOrganization('Shopify deux instances', []);
+      await connectWithToken(org.id, shop);
+      // Which instance holds the store, sampled while the history is read.
+      const holders = new Set<string>();
+      const sampling = setInterval(() => {
+        void service.db
+          .query<{ owner: string | null }>(
+            `SELECT lease_owner AS owner FROM store_connections WHERE organization_id = $1 AND lease_until > now()`,
+            [org.id],
+          )
+          .then(
+            (rows) => rows[0]?.owner && holders.add(rows[0].owner),
+            () => undefined,
+          );
+      }, 50);
+      try {
+        await syncedWith(org.id, shop);
+      } finally {
+        clearInterval(sampling);
+      }
+      assert.ok(holders.size >= 1);
+      const runs = shop.requests.filter((r) => r.body.includes('bulkOperationRunQuery'));
+      assert.equal(runs.length, 1, 'one bulk operation, started by one instance');
+      assert.ok(
+        !shop.requests.some((r) => r.body.includes('SalesMetricsOrders(') && r.body.includes('"ID"')),
+        'no instance fell back to the page walk (a second operation refused)',
+      );
+      const ranges = shop.bulkDownloads.map((d) => d.range ?? 'bytes=0-');
+      assert.ok(ranges.length >= 6);
+      assert.equal(new Set(ranges).size, ranges.length, `no slice read twice: ${ranges.join(' ')}`);
+      const [jobs] = await service.db.query<{ imported: string; updated: string }>(
+        `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE organization_id = $1 AND origin = 'connector'`,
+        [org.id],
+      );
+      assert.equal(Number(jobs!.imported), countedShopifyOrders(shop).length);
+      assert.equal(Number(jobs!.updated), 0, 'no order written twice');
+      const twin = await importedTwin('Shopify deux instances jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await Promise.all(instances.map((app) => app.close()));
       await shop.close();
     }
   });
