@@ -13,7 +13,7 @@ import {
   type StoreConnection,
 } from '../domain/store-connections.js';
 import { storeSyncSetup } from '../ingest/connectors/registry.js';
-import { runRate } from '../ingest/connectors/connections.js';
+import { exportRate, runRate } from '../ingest/connectors/connections.js';
 import { readStdin, required, text, withDatabase, type Command } from './command-tools.js';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
@@ -27,7 +27,13 @@ function statusOf(c: StoreConnection) {
     orders: c.orders,
     backfill:
       c.phase === 'backfill'
-        ? { read: c.runOrders, estimatedTotal: c.backfillTotal, ordersPerSecond: runRate(c) }
+        ? {
+            read: c.runOrders,
+            estimatedTotal: c.backfillTotal,
+            ordersPerSecond: runRate(c),
+            exportObjects: c.exportObjects,
+            exportObjectsPerSecond: exportRate(c),
+          }
         : null,
     lastSuccessAt: iso(c.lastSuccessAt),
     nextSyncAt: iso(c.nextSyncAt),
@@ -37,9 +43,15 @@ function statusOf(c: StoreConnection) {
   };
 }
 
+/** A Shopify bulk operation's objects so far, while no order is read from it yet. */
+const exportText = (b: { read: number; exportObjects: number | null; exportObjectsPerSecond: number }) =>
+  b.exportObjects === null || b.read > 0
+    ? ''
+    : `  export ${b.exportObjects} objets (${b.exportObjectsPerSecond} objets/s)`;
+
 function statusLine(c: ReturnType<typeof statusOf>): string {
   const backfill = c.backfill
-    ? `  historique ${c.backfill.read}/${c.backfill.estimatedTotal ?? '?'} (${c.backfill.ordersPerSecond} commandes/s)`
+    ? `  historique ${c.backfill.read}/${c.backfill.estimatedTotal ?? '?'} (${c.backfill.ordersPerSecond} commandes/s)${exportText(c.backfill)}`
     : '';
   const error = c.lastError ? `  erreur (${c.failures}×) : ${c.lastError}` : '';
   return `${c.address}  ${c.platform}  ${c.state}  ${c.orders} commandes${backfill}  dernière réussite ${c.lastSuccessAt ?? 'jamais'}  prochaine ${c.nextSyncAt ?? '—'}${error}`;

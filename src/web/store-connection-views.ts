@@ -2,7 +2,7 @@
 // read at a glance, in plain French: the backfill's progress (orders so far, the store's estimate,
 // the rate), the last successful sync, the next one, the last error; and the one-time webhook card.
 import type { StoreConnection } from '../ingest/connectors/connections.js';
-import { FAILURES_FOR_ERROR, runRate } from '../ingest/connectors/connections.js';
+import { exportRate, FAILURES_FOR_ERROR, runRate } from '../ingest/connectors/connections.js';
 import { html, type Html } from './html.js';
 import { csrfField, type PageContext } from './layout.js';
 
@@ -32,11 +32,18 @@ export function connectionState(
     const total = connection.backfillTotal === null ? '' : ` sur environ ${count(connection.backfillTotal)}`;
     const rate = runRate(connection, now);
     return {
-      text: `Import de l’historique${connection.running ? ' en cours' : ' (reprise imminente)'} : ${count(connection.runOrders)} commandes lues${total}${rate > 0 ? `, ${count(rate)} commandes/s` : ''}.`,
+      text: `Import de l’historique${connection.running ? ' en cours' : ' (reprise imminente)'} : ${exported(connection, now)}${count(connection.runOrders)} commandes lues${total}${rate > 0 ? `, ${count(rate)} commandes/s` : ''}.`,
       alert: false,
     };
   }
   return { text: connection.running ? 'Synchronisation en cours.' : 'À jour.', alert: false };
+}
+
+/** A Shopify bulk operation still gathering the history: its objects so far and their rate. */
+function exported(connection: StoreConnection, now: number): string {
+  if (connection.exportObjects === null || connection.runOrders > 0) return '';
+  const rate = exportRate(connection, now);
+  return `export de la boutique, ${count(connection.exportObjects)} objets rassemblés${rate > 0 ? ` (${count(rate)} objets/s)` : ''} ; `;
 }
 
 function actions(context: PageContext, connection: StoreConnection): Html {

@@ -632,6 +632,25 @@ export class FakeShopify {
     return refund;
   }
 
+  /**
+   * An order, taxes included, with `shippingLines` taxed shipping lines and `refunds` refunds,
+   * each giving back part of a line (with its tax) and one shipping line (with its tax): more of
+   * each than a connector's first page asks for.
+   */
+  addOrderWithManyParts(counts: { refunds: number; shippingLines: number }): FakeShopifyOrder {
+    const order = this.addOrder({
+      taxesIncluded: true,
+      lines: Array.from({ length: 3 }, () => ({ quantity: 1, unitCents: 5000, taxCents: 833 })),
+      shipping: Array.from({ length: counts.shippingLines }, () => ({ priceCents: 600, taxCents: 100 })),
+    });
+    for (let i = 0; i < counts.refunds; i++) {
+      const refund = this.addRefund(order.id, { totalCents: 1500 });
+      refund.lines = [{ quantity: 1, subtotalCents: 300 + i, taxCents: 60 + i }];
+      refund.shipping = [{ subtotalCents: 400 + i, taxCents: 80 }];
+    }
+    return order;
+  }
+
   updateOrder(id: number, changes: Partial<FakeShopifyOrder>): FakeShopifyOrder {
     const order = this.#orders.get(id);
     if (!order) throw new Error(`no order ${id}`);

@@ -4,10 +4,12 @@
 // importing the same orders from a file (S1–S3, T1 through the API's answers).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { buildApp } from '../../src/app.js';
 import { connectStore, syncStoreNow } from '../../src/domain/store-connections.js';
 import { connectionsOf } from '../../src/ingest/connectors/connections.js';
 import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
+import { connectionState } from '../../src/web/store-connection-views.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
@@ -156,6 +158,114 @@ describe('Shopify connector (issue 21)', () => {
       assertSameAnswers(await answers(service, key), await answers(service, later.key));
       assert.equal((await connection(org.id))!.orders, countedShopifyOrders(shop).length);
     } finally {
+      await shop.close();
+    }
+  });
+
+  test('orders with more refunds and taxed shipping lines than a page asks for: refund_tax, refund_shipping and shipping_total exact (issue 21 item 4; S1–S3)', async () => {
+    const shop = await startShop({ seed: 14 });
+    try {
+      shop.addOrders(40);
+      // Read by the bulk backfill (the file has every shipping line; refunds by the detail query).
+      shop.addOrderWithManyParts({ refunds: 8, shippingLines: 7 });
+      shop.addOrderWithManyParts({ refunds: 6, shippingLines: 12 });
+      const { org, key } = await service.addOrganization('Shopify parts', []);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      const twin = await importedTwin('Shopify parts jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+      // Read by an incremental pass (pages of orders, then the detail and its further pages).
+      shop.addOrderWithManyParts({ refunds: 7, shippingLines: 9 });
+      shop.addOrderWithManyParts({ refunds: 0, shippingLines: 8 });
+      const sync = await syncNow(org.id, shop);
+      assert.equal(sync.error, undefined);
+      const later = await importedTwin('Shopify parts jumeau 2', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, later.key));
+      assert.ok(
+        shop.costs.every((c) => c.requested <= 1000),
+        'every query under the single-query maximum',
+      );
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('a bulk operation gathering the history: its objects so far and their rate on the Boutiques page (issue 21 item 2)', async () => {
+    const shop = await startShop({ seed: 15 });
+    shop.bulkDurationMs = 6_000;
+    try {
+      shop.addOrders(500);
+      const { org } = await service.addOrganization('Shopify progression', []);
+      await connectWithToken(org.id, shop);
+      const gathering = await eventually(
+        'the bulk operation’s objects',
+        () => connection(org.id),
+        (c) => (c?.exportObjects ?? 0) > 0 && c?.runOrders === 0,
+        30_000,
+      );
+      assert.ok((gathering!.backfillTotal ?? 0) > 0, 'the shop’s order count as the estimate');
+      assert.match(
+        connectionState(gathering!, Date.now()).text,
+        /^Import de l’historique (en cours|\(reprise imminente\)) : export de la boutique, [1-9][\d\s]* objets rassemblés( \([\d\s]+ objets\/s\))? ; 0 commandes lues sur environ/,
+      );
+      await syncedWith(org.id, shop);
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('two more instances on the same database: one bulk operation, each slice of its file read once, nothing written twice; the figures of a file import', async () => {
+    const shop = await startShop({ seed: 16 });
+    const instances = await Promise.all(
+      [0, 1].map(() =>
+        buildApp(service.config, { db: service.db, logger: false, storeCa: certificate.cert }),
+      ),
+    );
+    try {
+      await Promise.all(instances.map((app) => app.ready()));
+      shop.addOrders(2_000);
+      shop.bulkDurationMs = 1_500;
+      shop.slowDown(5);
+      const { org, key } = await service.addOrganization('Shopify deux instances', []);
+      await connectWithToken(org.id, shop);
+      // Which instance holds the store, sampled while the history is read.
+      const holders = new Set<string>();
+      const sampling = setInterval(() => {
+        void service.db
+          .query<{ owner: string | null }>(
+            `SELECT lease_owner AS owner FROM store_connections WHERE organization_id = $1 AND lease_until > now()`,
+            [org.id],
+          )
+          .then(
+            (rows) => rows[0]?.owner && holders.add(rows[0].owner),
+            () => undefined,
+          );
+      }, 50);
+      try {
+        await syncedWith(org.id, shop);
+      } finally {
+        clearInterval(sampling);
+      }
+      assert.ok(holders.size >= 1);
+      const runs = shop.requests.filter((r) => r.body.includes('bulkOperationRunQuery'));
+      assert.equal(runs.length, 1, 'one bulk operation, started by one instance');
+      assert.ok(
+        !shop.requests.some((r) => r.body.includes('SalesMetricsOrders(') && r.body.includes('"ID"')),
+        'no instance fell back to the page walk (a second operation refused)',
+      );
+      const ranges = shop.bulkDownloads.map((d) => d.range ?? 'bytes=0-');
+      assert.ok(ranges.length >= 6);
+      assert.equal(new Set(ranges).size, ranges.length, `no slice read twice: ${ranges.join(' ')}`);
+      const [jobs] = await service.db.query<{ imported: string; updated: string }>(
+        `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE organization_id = $1 AND origin = 'connector'`,
+        [org.id],
+      );
+      assert.equal(Number(jobs!.imported), countedShopifyOrders(shop).length);
+      assert.equal(Number(jobs!.updated), 0, 'no order written twice');
+      const twin = await importedTwin('Shopify deux instances jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await Promise.all(instances.map((app) => app.close()));
       await shop.close();
     }
   });

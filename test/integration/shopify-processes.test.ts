@@ -35,7 +35,12 @@ interface StoreStatus {
   phase: 'backfill' | 'incremental';
   state: string;
   orders: number;
-  backfill: { read: number; estimatedTotal: number | null } | null;
+  backfill: {
+    read: number;
+    estimatedTotal: number | null;
+    exportObjects: number | null;
+    exportObjectsPerSecond: number;
+  } | null;
 }
 
 /** The `after` of each history page asked for (orders sorted by ID), in order. */
@@ -87,6 +92,7 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     assert.deepEqual(await cli('org', 'create', '--name', 'Boutique Shopify'), { slug: ORG });
     shop.addOrders(3_000);
     shop.slowDown(15);
+    shop.bulkDurationMs = 8_000; // long enough to be seen gathering
     const connect = (extra: string[], stdin?: string) =>
       runCli(
         [
@@ -124,6 +130,17 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     assert.match(answer.webhookUrl ?? '', /^\/webhooks\/shopify\/[0-9a-f-]{36}$/);
     const output = connected.stdout + connected.stderr;
     assert.ok(!output.includes(shop.accessToken) && !output.includes(shop.apiSecret));
+    // While the bulk operation gathers the history (no order read yet): its objects so far.
+    const [gathering] = await eventually(
+      'the bulk operation’s objects in store list',
+      list,
+      (s) => (s[0]?.backfill?.exportObjects ?? 0) > 0 && s[0]?.backfill?.read === 0,
+      30_000,
+    );
+    assert.ok(gathering!.backfill!.exportObjects! < shop.allOrders().length * 10);
+    assert.ok(gathering!.backfill!.exportObjectsPerSecond >= 0);
+    const text = await runCli(['store', 'list', '--org', ORG], env);
+    assert.match(text.stdout, /export \d+ objets \(\d+ objets\/s\)|historique [1-9]/);
   });
 
   test('the server killed mid-backfill (bulk operation) and started again: the same operation resumes at its byte; the figures of a file import', async () => {

@@ -22,6 +22,8 @@ export interface StoreConnection {
   readonly sweptAt: Date | null;
   readonly runStartedAt: Date | null;
   readonly runOrders: number;
+  /** Objects the store's export gathered so far (a Shopify bulk operation), null without one. */
+  readonly exportObjects: number | null;
   readonly skippedOrders: number;
   readonly lastSkipped: string | null;
   readonly nextSyncAt: Date;
@@ -41,7 +43,7 @@ export const LEASE_S = 60;
 
 export const CONNECTION_COLUMNS = `c.id, c.organization_id, c.store_id, s.address, g.currency, c.platform,
   c.api_base, c.credentials, c.webhook_secret, c.secret_hint, c.phase, c.backfill_cursor, c.backfill_total,
-  c.changes_since, c.swept_at, c.run_started_at, c.run_orders, c.skipped_orders, c.last_skipped,
+  c.changes_since, c.swept_at, c.run_started_at, c.run_orders, c.export_objects, c.skipped_orders, c.last_skipped,
   c.next_sync_at, c.last_success_at, c.failures, c.last_error,
   (c.lease_until IS NOT NULL AND c.lease_until > now()) AS running,
   (SELECT count(*) FROM orders o WHERE o.organization_id = c.organization_id AND o.store_id = c.store_id) AS orders`;
@@ -74,6 +76,16 @@ export function runRate(
   return seconds >= 1 ? Math.round(connection.runOrders / seconds) : 0;
 }
 
+/** The export's objects a second over the current run (a bulk operation gathering them). */
+export function exportRate(
+  connection: Pick<StoreConnection, 'exportObjects' | 'runStartedAt'>,
+  now = Date.now(),
+): number {
+  if (!connection.runStartedAt || connection.exportObjects === null) return 0;
+  const seconds = (now - connection.runStartedAt.getTime()) / 1000;
+  return seconds >= 1 ? Math.round(connection.exportObjects / seconds) : 0;
+}
+
 export function toConnection(row: Record<string, unknown>): StoreConnection {
   const { phase } = row;
   if (phase !== 'backfill' && phase !== 'incremental') throw new Error('store_connections.phase inattendue');
@@ -95,6 +107,8 @@ export function toConnection(row: Record<string, unknown>): StoreConnection {
     sweptAt: date(row.swept_at),
     runStartedAt: date(row.run_started_at),
     runOrders: Number(row.run_orders),
+    exportObjects:
+      row.export_objects === null || row.export_objects === undefined ? null : Number(row.export_objects),
     skippedOrders: Number(row.skipped_orders),
     lastSkipped: row.last_skipped === null ? null : String(row.last_skipped),
     nextSyncAt: date(row.next_sync_at) ?? new Date(),

@@ -37,6 +37,11 @@ export interface OrdersPage {
   readonly total: number | undefined;
   /** The store's clock when it answered. */
   readonly storeDate: Date | undefined;
+  /**
+   * Objects the store's own export has gathered so far, while it runs and before any order is
+   * read from it (a Shopify bulk operation's objectCount); absent for a walk without one.
+   */
+  readonly exportObjects?: number;
 }
 
 export interface IdsPage {

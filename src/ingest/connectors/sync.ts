@@ -233,6 +233,7 @@ async function backfill(pass: Pass): Promise<boolean> {
            changes_since = CASE WHEN $4 THEN $5::timestamptz ELSE changes_since END,
            run_started_at = CASE WHEN $4 THEN now() ELSE run_started_at END,
            run_orders = CASE WHEN $4 THEN $6 ELSE run_orders END,
+           export_objects = CASE WHEN $4 THEN $7 ELSE COALESCE($7, export_objects) END,
            phase = CASE WHEN $2::text IS NULL THEN 'incremental' ELSE phase END,
            swept_at = CASE WHEN $2::text IS NULL THEN NULL ELSE swept_at END
          WHERE id = $1`,
@@ -243,6 +244,7 @@ async function backfill(pass: Pass): Promise<boolean> {
           starting,
           (page.storeDate ?? new Date()).toISOString(),
           page.orders.length + page.removed.length + page.unmapped.length,
+          page.exportObjects ?? null,
         ],
       );
     });

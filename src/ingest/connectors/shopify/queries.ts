@@ -17,7 +17,7 @@ const ORDER_FIELDS = `
   totalRefundedSet ${MONEY}
   originalTotalDutiesSet ${MONEY}
   originalTotalAdditionalFeesSet ${MONEY}
-  shippingLines(first: 5) { nodes { taxLines { priceSet ${MONEY} } } }`;
+  shippingLines(first: 5) { nodes { taxLines { priceSet ${MONEY} } } pageInfo { hasNextPage endCursor } }`;
 /** Order 1, billing address 1, six money bags 2 each, shipping lines 2 + 5 × (1 + tax lines 3). */
 const ORDER_FIELDS_COST = 1 + 1 + 6 * 2 + (2 + 5 * 4);
 
@@ -40,20 +40,46 @@ export const ORDERS_PAGE_COST = 3 + ORDERS_PER_PAGE * pageOrderCost;
 const DETAIL_LINE_ITEMS = 100;
 const REFUNDS = 5;
 const REFUND_LINE_ITEMS = 25;
+const REFUND_SHIPPING_LINES = 3;
+/** One refund's parts; more pages of either connection by `after` (shopify.ts). */
+const REFUND_FIELDS = `id
+      refundLineItems(first: ${REFUND_LINE_ITEMS}) { nodes { totalTaxSet ${MONEY} } pageInfo { hasNextPage endCursor } }
+      refundShippingLines(first: ${REFUND_SHIPPING_LINES}) {
+        nodes { subtotalAmountSet ${MONEY} taxAmountSet ${MONEY} } pageInfo { hasNextPage endCursor }
+      }`;
+/** The refund 1, its line items 2 + 25 × 3, its shipping lines 2 + 3 × 5. */
+const REFUND_COST = 1 + 2 + REFUND_LINE_ITEMS * 3 + 2 + REFUND_SHIPPING_LINES * 5;
 /** One whole order: its line items (more pages by `after`) and its refunds with their parts. */
 export const ORDER_DETAIL = `query SalesMetricsOrder($id: ID!, $after: String) {
   order(id: $id) {
     id ${ORDER_FIELDS}
     lineItems(first: ${DETAIL_LINE_ITEMS}, after: $after) { nodes { quantity } pageInfo { hasNextPage endCursor } }
-    refunds(first: ${REFUNDS}) {
-      id
-      refundLineItems(first: ${REFUND_LINE_ITEMS}) { nodes { totalTaxSet ${MONEY} } pageInfo { hasNextPage endCursor } }
-      refundShippingLines(first: 3) { nodes { subtotalAmountSet ${MONEY} taxAmountSet ${MONEY} } }
-    }
+    refunds(first: ${REFUNDS}) { ${REFUND_FIELDS} }
+    refundIds: refunds { id }
   }
 }`;
-export const ORDER_DETAIL_COST =
-  ORDER_FIELDS_COST + 3 + DETAIL_LINE_ITEMS + REFUNDS * (1 + 3 + REFUND_LINE_ITEMS * 3 + 2 + 3 * 5);
+/** `refunds` is a list, not a connection: the first five whole, then every refund's id (1 point). */
+export const ORDER_DETAIL_COST = ORDER_FIELDS_COST + 3 + DETAIL_LINE_ITEMS + REFUNDS * REFUND_COST + 1;
+
+/** A refund past the detail's first five (Order.refunds has no `after`: read by its id). */
+export const REFUND = `query SalesMetricsRefund($id: ID!) { refund(id: $id) { ${REFUND_FIELDS} } }`;
+export const REFUND_QUERY_COST = REFUND_COST;
+
+/** More shipping lines of one order (past the page's first 5), for their taxes. */
+export const SHIPPING_LINES = `query SalesMetricsShippingLines($id: ID!, $after: String) {
+  order(id: $id) {
+    shippingLines(first: 200, after: $after) { nodes { taxLines { priceSet ${MONEY} } } pageInfo { hasNextPage endCursor } }
+  }
+}`;
+export const SHIPPING_LINES_COST = 1 + 2 + 200 * 4;
+
+/** More shipping lines of one refund (past the detail's first 3). */
+export const REFUND_SHIPPING_LINES_PAGE = `query SalesMetricsRefundShippingLines($id: ID!, $after: String) {
+  refund(id: $id) {
+    refundShippingLines(first: 150, after: $after) { nodes { subtotalAmountSet ${MONEY} taxAmountSet ${MONEY} } pageInfo { hasNextPage endCursor } }
+  }
+}`;
+export const REFUND_SHIPPING_LINES_COST = 1 + 2 + 150 * 5;
 
 /** More line items of one refund (past the detail's first 25). */
 export const REFUND_LINE_ITEMS_PAGE = `query SalesMetricsRefundLineItems($id: ID!, $after: String) {

@@ -31,6 +31,8 @@ const isObject = (value: unknown): value is Json =>
 const gid = (id: string) => `gid://shopify/Order/${id}`;
 /** The most pages of one order's line items read (25,000 lines). */
 const MAX_LINE_ITEM_PAGES = 100;
+/** The most refunds of one order read (each is one request past the first five). */
+const MAX_REFUNDS = 1_000;
 
 /** Shopify's search syntax for "updated since": the instant in UTC, quoted. */
 const updatedSince = (since: Date) => `updated_at:>='${since.toISOString().replace(/\.\d{3}Z$/, 'Z')}'`;
@@ -63,38 +65,88 @@ class ShopifyApi implements StoreApi {
       all.push(...page.nodes);
       after = page.next;
     }
-    const refunds: Json[] = [];
-    // One request at a time, as for every store (polite-get.ts).
-    for (const refund of Array.isArray(order.refunds) ? order.refunds.filter(isObject) : []) {
-      refunds.push(await this.wholeRefund(refund));
-    }
-    return { ...order, lineItems: { nodes: all }, refunds };
+    const shippingLines = await this.allShippingLines(id, order.shippingLines);
+    return { ...order, lineItems: { nodes: all }, shippingLines, refunds: await this.allRefunds(order) };
   }
 
-  /** A refund with all its line items (the detail gave the first 25). */
+  /**
+   * Every refund of the order, whole: `Order.refunds` is a list without `after`, so the detail
+   * asks for the first five with their parts and every id; the others are read by id (issue 21
+   * item 4: refund_tax and refund_shipping exact for any number of refunds).
+   */
+  private async allRefunds(order: Json): Promise<Json[]> {
+    const first = Array.isArray(order.refunds) ? order.refunds.filter(isObject) : [];
+    const ids = Array.isArray(order.refundIds) ? order.refundIds.filter(isObject).map((r) => r.id) : [];
+    const known = new Set(first.map((r) => r.id));
+    const refunds: Json[] = [];
+    // One request at a time, as for every store (polite-get.ts).
+    for (const refund of first) refunds.push(await this.wholeRefund(refund));
+    for (const id of ids.slice(0, MAX_REFUNDS)) {
+      if (typeof id !== 'string' || known.has(id)) continue;
+      const data = await this.client.query(Q.REFUND, { id }, Q.REFUND_QUERY_COST);
+      if (isObject(data.refund)) refunds.push(await this.wholeRefund(data.refund));
+    }
+    return refunds;
+  }
+
+  /** The order's shipping lines, all of them (the page gave the first 5), for their taxes. */
+  private async allShippingLines(id: string, first: unknown): Promise<{ nodes: Json[] }> {
+    const lines = connection(first);
+    const nodes = [...lines.nodes];
+    await this.rest(lines.next, nodes, async (after) => {
+      const more = await this.client.query(Q.SHIPPING_LINES, { id: gid(id), after }, Q.SHIPPING_LINES_COST);
+      return connection(isObject(more.order) ? more.order.shippingLines : undefined);
+    });
+    return { nodes };
+  }
+
+  /** A refund with all its line items and shipping lines (the detail gave the first 25 and 3). */
   private async wholeRefund(refund: Json): Promise<Json> {
+    if (typeof refund.id !== 'string') return refund;
+    const id = refund.id;
     const items = connection(refund.refundLineItems);
-    if (items.next === undefined || typeof refund.id !== 'string') return refund;
-    const all = [...items.nodes];
-    let after: string | undefined = items.next;
-    for (let pages = 0; after !== undefined && pages < MAX_LINE_ITEM_PAGES; pages++) {
+    const itemNodes = [...items.nodes];
+    await this.rest(items.next, itemNodes, async (after) => {
+      const more = await this.client.query(Q.REFUND_LINE_ITEMS_PAGE, { id, after }, Q.REFUND_LINE_ITEMS_COST);
+      return connection(isObject(more.refund) ? more.refund.refundLineItems : undefined);
+    });
+    const shipping = connection(refund.refundShippingLines);
+    const shippingNodes = [...shipping.nodes];
+    await this.rest(shipping.next, shippingNodes, async (after) => {
       const more = await this.client.query(
-        Q.REFUND_LINE_ITEMS_PAGE,
-        { id: refund.id, after },
-        Q.REFUND_LINE_ITEMS_COST,
+        Q.REFUND_SHIPPING_LINES_PAGE,
+        { id, after },
+        Q.REFUND_SHIPPING_LINES_COST,
       );
-      const page = connection(isObject(more.refund) ? more.refund.refundLineItems : undefined);
-      all.push(...page.nodes);
+      return connection(isObject(more.refund) ? more.refund.refundShippingLines : undefined);
+    });
+    return {
+      ...refund,
+      refundLineItems: { nodes: itemNodes },
+      refundShippingLines: { nodes: shippingNodes },
+    };
+  }
+
+  /** The further pages of a connection, appended to `nodes` (at most MAX_LINE_ITEM_PAGES). */
+  private async rest(
+    next: string | undefined,
+    nodes: Json[],
+    read: (after: string) => Promise<{ nodes: Json[]; next: string | undefined }>,
+  ): Promise<void> {
+    let after = next;
+    for (let pages = 0; after !== undefined && pages < MAX_LINE_ITEM_PAGES; pages++) {
+      const page = await read(after);
+      nodes.push(...page.nodes);
       after = page.next;
     }
-    return { ...refund, refundLineItems: { nodes: all } };
   }
 
   private async stateOf(node: Json): Promise<OrderState> {
     const id = String(node.legacyResourceId ?? '');
     if (node.test === true) return { gone: true };
     const refunded = shopCents(node.totalRefundedSet);
-    const moreItems = hasMore(node.lineItems);
+    // Shipping lines past the page's first 5 only matter for their taxes (taxes included).
+    const moreItems = hasMore(node.lineItems) || (node.taxesIncluded === true && hasMore(node.shippingLines));
     if ((refunded !== undefined && refunded !== 0n) || moreItems) {
       if (!/^\d{1,19}$/.test(id)) return { id, message: 'identifiant de commande manquant' };
       const whole = await this.detail(id);
@@ -147,18 +199,20 @@ class ShopifyApi implements StoreApi {
    * cursors `bulk:ID`, `bulk:ID:OFFSET`, `pages:CURSOR`.
    */
   async history(cursor: string | undefined): Promise<OrdersPage> {
-    const empty = (next: string | undefined, total?: number): OrdersPage => ({
+    const empty = (next: string | undefined, total?: number, exportObjects?: number): OrdersPage => ({
       orders: [],
       removed: [],
       unmapped: [],
       next,
       total,
       storeDate: this.client.lastDate,
+      ...(exportObjects === undefined ? {} : { exportObjects }),
     });
     if (cursor === undefined) {
       const started = await startBulk(this.client);
       // The shop's order count is the progress's estimate (the operation counts objects, not orders).
-      return empty(started.kind === 'started' ? `bulk:${started.id}` : 'pages:', await this.count());
+      const total = await this.count();
+      return started.kind === 'started' ? empty(`bulk:${started.id}`, total, 0) : empty('pages:', total);
     }
     if (cursor.startsWith('pages:')) {
       const after = cursor.slice('pages:'.length);
@@ -169,7 +223,8 @@ class ShopifyApi implements StoreApi {
     if (!m) return empty('pages:'); // a cursor of another kind (an older walk): pages from the start
     const id = m[1]!;
     const step = await pollBulk(this.client, id);
-    if (step.kind === 'running') return empty(cursor);
+    // Objects so far (orders, line items, shipping lines): the progress while it gathers them.
+    if (step.kind === 'running') return empty(cursor, undefined, step.objects);
     if (step.kind !== 'done') return empty('pages:');
     if (step.url === undefined) return empty(undefined); // no order at all
     const slice = await readBulkSlice(step.url, Number(m[2] ?? 0), this.http, this.retry);
