@@ -3,7 +3,6 @@
 // scopes only (read_orders, read_all_orders); orders walked by id for the history, by update date
 // for the changes (Shopify lists no deleted orders: the deletion sweep and the orders/delete
 // webhook find those), each order's refunds read with it when it has some. Only reads are sent.
-import crypto from 'node:crypto';
 import {
   ConnectorError,
   type OrderLine,
@@ -16,6 +15,7 @@ import {
   type WebhookDelivery,
 } from '../connector.js';
 import { newWebhookSecret } from '../credentials.js';
+import { readSignedOrderDelivery } from '../signed-webhook.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../polite-get.js';
 import { checkStoreUrl, StoreHttpError, type StoreHttpOptions } from '../store-http.js';
 import { pollBulk, readBulkSlice, startBulk } from './bulk.js';
@@ -379,24 +379,12 @@ export function readWebhook(
   body: Buffer,
   secret: string,
 ): WebhookDelivery {
-  const signature = headers['x-shopify-hmac-sha256'];
-  if (signature === undefined || signature === '') return { kind: 'refused', reason: 'signature absente' };
-  const expected = crypto.createHmac('sha256', secret).update(body).digest();
-  const given = Buffer.from(signature, 'base64');
-  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
-    return { kind: 'refused', reason: 'signature invalide' };
-  }
-  const topic = headers['x-shopify-topic'] ?? '';
-  if (!ORDER_TOPICS.has(topic)) return { kind: 'ignored', reason: `sujet ${topic.slice(0, 40)} non suivi` };
-  let payload: unknown;
-  try {
-    payload = JSON.parse(body.toString('utf8'));
-  } catch {
-    return { kind: 'ignored', reason: 'corps illisible' };
-  }
-  const id = isObject(payload) ? String(payload.id ?? '') : '';
+  const read = readSignedOrderDelivery(
+    { signature: headers['x-shopify-hmac-sha256'], topic: headers['x-shopify-topic'], body },
+    secret,
+    ORDER_TOPICS,
+  );
+  if (!('id' in read)) return read;
   const deliveryId = headers['x-shopify-webhook-id'];
-  return /^\d{1,19}$/.test(id)
-    ? { kind: 'order', id, ...(deliveryId ? { deliveryId: deliveryId.slice(0, 200) } : {}) }
-    : { kind: 'ignored', reason: 'commande sans identifiant' };
+  return { kind: 'order', id: read.id, ...(deliveryId ? { deliveryId: deliveryId.slice(0, 200) } : {}) };
 }

@@ -2,7 +2,6 @@
 // Advanced → REST API with the "Read" permission, sent by HTTP Basic over HTTPS (never in a URL).
 // Orders are walked by id, oldest first, 100 a page, pages counted by X-WP-TotalPages; changes by
 // modified_after (GMT); trashed orders by status=trash. Only GET requests are ever made.
-import crypto from 'node:crypto';
 import {
   ConnectorError,
   type OrderState,
@@ -15,6 +14,7 @@ import {
 import { DEFAULT_RETRY, politeGet, type RetryPolicy } from '../polite-get.js';
 import { checkStoreUrl, StoreHttpError, type StoreHttpOptions, type StoreResponse } from '../store-http.js';
 import { newWebhookSecret } from '../credentials.js';
+import { readSignedOrderDelivery } from '../signed-webhook.js';
 import { orderLine } from './mapping.js';
 
 const PER_PAGE = 100;
@@ -269,23 +269,10 @@ export function readWebhook(
   secret: string,
 ): WebhookDelivery {
   if (/^webhook_id=\d{1,19}$/.test(body.toString('latin1'))) return { kind: 'ping' };
-  const signature = headers['x-wc-webhook-signature'];
-  if (signature === undefined || signature === '') return { kind: 'refused', reason: 'signature absente' };
-  const expected = crypto.createHmac('sha256', secret).update(body).digest();
-  const given = Buffer.from(signature, 'base64');
-  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
-    return { kind: 'refused', reason: 'signature invalide' };
-  }
-  const topic = headers['x-wc-webhook-topic'] ?? '';
-  if (!ORDER_TOPICS.has(topic)) return { kind: 'ignored', reason: `sujet ${topic.slice(0, 40)} non suivi` };
-  let payload: unknown;
-  try {
-    payload = JSON.parse(body.toString('utf8'));
-  } catch {
-    return { kind: 'ignored', reason: 'corps illisible' };
-  }
-  const id = typeof payload === 'object' && payload !== null && 'id' in payload ? String(payload.id) : '';
-  return /^\d{1,19}$/.test(id)
-    ? { kind: 'order', id }
-    : { kind: 'ignored', reason: 'commande sans identifiant' };
+  const read = readSignedOrderDelivery(
+    { signature: headers['x-wc-webhook-signature'], topic: headers['x-wc-webhook-topic'], body },
+    secret,
+    ORDER_TOPICS,
+  );
+  return 'id' in read ? { kind: 'order', id: read.id } : read;
 }
