@@ -1,0 +1,120 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { AppError } from '../../../src/errors.js';
+import { percentChange, periodDays, resolveComparison, yearEarlier } from '../../../src/query/compare.js';
+
+const main = { from: '2024-03-01', to: '2024-03-31' };
+const refusal = (parameter: string) => (error: unknown) =>
+  error instanceof AppError && error.code === 'INVALID_PARAMETER' && error.message.includes(parameter);
+
+test('PC1: previous_period has as many days as the main period and ends the day before from', () => {
+  assert.deepEqual(resolveComparison({ compare: 'previous_period' }, main), {
+    mode: 'previous_period',
+    from: '2024-01-30',
+    to: '2024-02-29',
+  });
+  assert.equal(periodDays({ from: '2024-01-30', to: '2024-02-29' }), 31);
+  assert.deepEqual(
+    resolveComparison({ compare: 'previous_period' }, { from: '2025-01-01', to: '2025-01-01' }),
+    {
+      mode: 'previous_period',
+      from: '2024-12-31',
+      to: '2024-12-31',
+    },
+  );
+});
+
+test('PC1: previous_year moves both days one calendar year back, 29 February to 28 February', () => {
+  assert.deepEqual(
+    resolveComparison({ compare: 'previous_year' }, { from: '2024-02-29', to: '2024-03-01' }),
+    {
+      mode: 'previous_year',
+      from: '2023-02-28',
+      to: '2023-03-01',
+    },
+  );
+  assert.equal(yearEarlier('2025-02-28'), '2024-02-28');
+});
+
+test('PC1: custom follows P3 and P4 with errors naming compare_from / compare_to', () => {
+  assert.deepEqual(
+    resolveComparison({ compare: 'custom', compare_from: '2023-01-01', compare_to: '2023-01-10' }, main),
+    { mode: 'custom', from: '2023-01-01', to: '2023-01-10' },
+  );
+  // P4 keeps compare_to and moves compare_from up to the two-year cap.
+  assert.deepEqual(
+    resolveComparison({ compare: 'custom', compare_from: '2010-01-01', compare_to: '2023-06-15' }, main),
+    { mode: 'custom', from: '2021-06-16', to: '2023-06-15' },
+  );
+  assert.throws(
+    () => resolveComparison({ compare: 'custom', compare_to: '2023-01-10' }, main),
+    refusal('compare_from'),
+  );
+  assert.throws(
+    () => resolveComparison({ compare: 'custom', compare_from: '2023-01-10' }, main),
+    refusal('compare_to'),
+  );
+  assert.throws(
+    () =>
+      resolveComparison({ compare: 'custom', compare_from: '2023-02-30', compare_to: '2023-03-10' }, main),
+    refusal('compare_from'),
+  );
+  assert.throws(
+    () =>
+      resolveComparison({ compare: 'custom', compare_from: '2023-03-11', compare_to: '2023-03-10' }, main),
+    refusal('compare_from'),
+  );
+});
+
+test('PC1: compare_from or compare_to without compare=custom, or another compare, is a 400 naming them', () => {
+  assert.throws(() => resolveComparison({ compare_from: '2023-01-01' }, main), refusal('compare_from'));
+  assert.throws(
+    () => resolveComparison({ compare: 'previous_year', compare_to: '2023-01-01' }, main),
+    refusal('compare_to'),
+  );
+  assert.throws(() => resolveComparison({ compare: 'yesterday' }, main), refusal('compare'));
+  assert.equal(resolveComparison({}, main), undefined);
+});
+
+test('PC1: a comparison period before 0001-01-01 is refused, naming compare', () => {
+  assert.throws(
+    () => resolveComparison({ compare: 'previous_period' }, { from: '0001-01-01', to: '0001-01-05' }),
+    refusal('compare'),
+  );
+  assert.throws(
+    () => resolveComparison({ compare: 'previous_period' }, { from: '0001-01-03', to: '0001-01-05' }),
+    refusal('compare'),
+  );
+  assert.throws(
+    () => resolveComparison({ compare: 'previous_year' }, { from: '0001-06-01', to: '0001-06-05' }),
+    refusal('compare'),
+  );
+});
+
+test('PC1: change in exact decimals, half away from zero, null against 0', () => {
+  assert.equal(percentChange(35.1, 40), -12.3); // −12.25 exactly
+  assert.equal(percentChange(40, 35.1), 14);
+  assert.equal(percentChange(1.005, 1), 0.5);
+  assert.equal(percentChange(0.15, 0.1), 50);
+  assert.equal(percentChange(3, 0), null);
+  assert.equal(percentChange(3, null), null);
+  assert.equal(percentChange(0, 7), -100);
+  assert.equal(percentChange(1e21, 1e20), 900);
+  assert.ok(!Object.is(percentChange(100, 100.0001), -0));
+});
+
+test('PC1: change agrees with a rational computation on cents', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: -10_000_000, max: 10_000_000 }),
+      fc.integer({ min: 1, max: 10_000_000 }),
+      (v, p) => {
+        // v and p in cents: (v − p) / p × 100, tenths rounded half away from zero, from integers.
+        const num = (v - p) * 1000;
+        const tenths = Math.sign(num) * Math.floor((2 * Math.abs(num) + p) / (2 * p));
+        assert.equal(percentChange(v / 100, p / 100), tenths / 10 || 0);
+      },
+    ),
+  );
+});
