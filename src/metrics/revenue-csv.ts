@@ -2,8 +2,17 @@
 // Every cell is a date, an integer or an amount written by this file, never text from a store,
 // so no cell can start a spreadsheet formula and none needs quoting.
 import type { RevenueDay, RevenueReport } from './revenue.js';
+import { comparedFigures, FIGURE_IDS, type ComparedReports } from './revenue-compare.js';
 
-export const REVENUE_CSV_HEADER = 'date,orders,gross_sales,refunds,taxes,shipping,fees,net_revenue';
+const COLUMNS = ['orders', 'gross_sales', 'refunds', 'taxes', 'shipping', 'fees', 'net_revenue'];
+export const REVENUE_CSV_HEADER = `date,${COLUMNS.join(',')}`;
+/** PC1's column order: the dates, the figures, each figure's `_previous`, each one's `_change`. */
+export const COMPARED_CSV_HEADER = [
+  'date,date_previous',
+  ...COLUMNS,
+  ...COLUMNS.map((c) => `${c}_previous`),
+  ...COLUMNS.map((c) => `${c}_change`),
+].join(',');
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -24,9 +33,8 @@ function csvCount(value: number): string {
   return String(value);
 }
 
-function line(label: string, figures: Omit<RevenueDay, 'date'>): string {
+function cells(figures: Omit<RevenueDay, 'date'>): string[] {
   return [
-    label,
     csvCount(figures.orders),
     csvAmount(figures.grossSales),
     csvAmount(figures.refunds),
@@ -34,7 +42,54 @@ function line(label: string, figures: Omit<RevenueDay, 'date'>): string {
     csvAmount(figures.shipping),
     csvAmount(figures.fees),
     csvAmount(figures.netRevenue),
+  ];
+}
+
+const line = (label: string, figures: Omit<RevenueDay, 'date'>): string =>
+  [label, ...cells(figures)].join(',');
+
+/** A PC1 change: one decimal (`-12.3`, `0.0`); null (no previous value, or 0) is an empty cell. */
+export function csvChange(change: number | null): string {
+  if (change === null) return '';
+  if (!Number.isFinite(change)) throw new RangeError(`Variation invalide pour le CSV : ${change}`);
+  return (change === 0 ? 0 : change).toFixed(1);
+}
+
+const checkedDay = (date: string): string => {
+  if (!DAY.test(date)) throw new RangeError(`Date invalide pour le CSV : ${JSON.stringify(date)}`);
+  return date;
+};
+
+function comparedLine(
+  label: string,
+  previousLabel: string,
+  figures: Omit<RevenueDay, 'date'>,
+  previous: Omit<RevenueDay, 'date'> | undefined,
+): string {
+  const changes = comparedFigures(figures, previous);
+  return [
+    label,
+    previousLabel,
+    ...cells(figures),
+    ...(previous === undefined ? COLUMNS.map(() => '') : cells(previous)),
+    ...FIGURE_IDS.map((id) => csvChange(changes[id].change)),
   ].join(',');
+}
+
+/**
+ * The compared table (PC1): one line per bucket of the main period with the comparison's k-th
+ * bucket beside it (its first day in `date_previous`; empty cells past the comparison's count),
+ * then the `total` line of both periods.
+ */
+export function comparedRevenueCsv(report: ComparedReports): string {
+  const lines = [COMPARED_CSV_HEADER];
+  for (const { main, previous } of report.buckets) {
+    lines.push(
+      comparedLine(checkedDay(main.date), previous ? checkedDay(previous.date) : '', main, previous),
+    );
+  }
+  lines.push(comparedLine('total', '', report.main.totals, report.previous.totals));
+  return `${lines.join('\r\n')}\r\n`;
 }
 
 /**
@@ -43,10 +98,7 @@ function line(label: string, figures: Omit<RevenueDay, 'date'>): string {
  */
 export function revenueCsv(report: RevenueReport): string {
   const lines = [REVENUE_CSV_HEADER];
-  for (const day of report.days) {
-    if (!DAY.test(day.date)) throw new RangeError(`Date invalide pour le CSV : ${JSON.stringify(day.date)}`);
-    lines.push(line(day.date, day));
-  }
+  for (const day of report.days) lines.push(line(checkedDay(day.date), day));
   lines.push(line('total', report.totals));
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -53,6 +53,16 @@ table.connections td:nth-child(2) { min-width: 14rem; }
 table.connections form { display: block; margin: 0 0 .4rem; }
 table.connections progress { display: block; width: 100%; max-width: 16rem; }
 .chart svg { width: 100%; height: auto; }
+/* Revenue page, key figures and PC1 changes: colour plus an arrow and a sign, never colour alone. */
+.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); gap: .75rem 1rem; margin: 0; }
+.figures dt { color: var(--muted); font-size: .9rem; }
+.figures dd { margin: 0; }
+.figures .value { font-size: 1.35rem; font-weight: 700; font-variant-numeric: tabular-nums; }
+.figures .previous { color: var(--muted); font-size: .85rem; }
+.change { white-space: nowrap; font-variant-numeric: tabular-nums; }
+.change.up { color: var(--ok); }
+.change.down { color: var(--danger); }
+td.previous { color: var(--muted); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 @media (max-width: 640px) {
   .account { margin-left: 0; width: 100%; } main { padding: .75rem; } th, td { padding: .4rem; }

@@ -34,8 +34,8 @@ export const RevokeKeyForm = form({ prefix: text() });
 export const SettingsQuery = query({ saved: text() });
 export const ReportSettingsForm = form({ excluded: ticked(), deductions: ticked() });
 
-/** `granularity` is checked by the page against G2's values, and answered next to its field. */
-export const RevenueQuery = query({ from: text(), to: text(), granularity: text() });
+/** `granularity` and `compare` (PC1) are checked by the page, and answered next to their field. */
+export const RevenueQuery = query({ from: text(), to: text(), granularity: text(), compare: text() });
 
 export const AddStoreForm = form({ address: text() });
 export const ConnectStoreForm = form({

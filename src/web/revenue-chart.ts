@@ -15,10 +15,27 @@ export interface RevenueChartOptions {
   currency?: string;
   /** What each point is (G2): it names the axis labels, the title and the count. Day by default. */
   granularity?: Granularity;
+  /**
+   * PC1 on the page: the comparison period's net revenue, value k for bucket k of the main period
+   * (as many as the comparison has, up to the main count). Drawn as a second, lighter series
+   * beside the main net revenue, in place of gross sales; the summary states both totals.
+   */
+  previous?: PreviousSeries;
+}
+
+export interface PreviousSeries {
+  readonly values: readonly number[];
+  /** The comparison period's net revenue over all its days. */
+  readonly total: number;
+  /** The comparison period, as the page states it (« du 1 février au 28 février 2026 »). */
+  readonly period: string;
+  /** PC1's change of the totals (null against 0), shown with its sign. */
+  readonly change: number | null;
 }
 
 export const NET_COLOUR = '#1d4ed8'; // blue, solid line
 export const GROSS_COLOUR = '#c2410c'; // orange, dashed line: the two differ without colour too
+export const PREVIOUS_COLOUR = '#93a8d8'; // lighter blue, dotted: the comparison period (PC1)
 
 const DEFAULT_WIDTH = 800;
 const DEFAULT_HEIGHT = 320;
@@ -213,6 +230,27 @@ function checkValue(day: RevenueDay, field: 'netRevenue' | 'grossSales'): number
 const totalOf = (values: readonly number[]): number =>
   values.reduce((cents, v) => cents + Math.round(v * 100), 0) / 100;
 
+/** The comparison's values, finite, at most one per main bucket (PC1 leaves the others out). */
+function checkedPrevious(previous: PreviousSeries, count: number): PreviousSeries {
+  const values = previous.values.slice(0, count);
+  values.forEach((v, k) => {
+    if (!Number.isFinite(v))
+      throw new RangeError(`Valeur non finie pour la comparaison, période ${k} : ${v}`);
+  });
+  return { ...previous, values };
+}
+
+/** A PC1 change in words, its sign written out (« en hausse de 12,5 % »), for the summary. */
+export function changeText(change: number | null): string {
+  if (change === null) return 'variation non calculable';
+  const size = new Intl.NumberFormat('fr-FR', { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(
+    Math.abs(change),
+  );
+  if (change > 0) return `en hausse de ${size} %`;
+  if (change < 0) return `en baisse de ${size} %`;
+  return 'stable';
+}
+
 export function revenueChartSvg(days: RevenueDay[], options: RevenueChartOptions = {}): string {
   const width = sizeOption(options.width, DEFAULT_WIDTH, 240);
   const height = sizeOption(options.height, DEFAULT_HEIGHT, 160);
@@ -221,7 +259,8 @@ export function revenueChartSvg(days: RevenueDay[], options: RevenueChartOptions
   const unit = UNITS[granularity];
   const net = days.map((d) => checkValue(d, 'netRevenue'));
   const gross = days.map((d) => checkValue(d, 'grossSales'));
-  const all = [...net, ...gross];
+  const previous = options.previous ? checkedPrevious(options.previous, days.length) : undefined;
+  const all = [...net, ...(previous ? previous.values : gross)];
   const scale = yScale(
     all.reduce((a, b) => Math.min(a, b), 0),
     all.reduce((a, b) => Math.max(a, b), 0),
@@ -242,10 +281,14 @@ export function revenueChartSvg(days: RevenueDay[], options: RevenueChartOptions
     days.length <= 1 ? left + plotWidth / 2 : left + (i * plotWidth) / (days.length - 1);
   const y = (v: number): number => top + ((scale.max - v) * plotHeight) / (scale.max - scale.min);
 
-  const title = `Chiffre d’affaires net et brut par ${unit.per}`;
-  const summary =
-    `${title}, ${periodText(days, granularity)} (${days.length} ${days.length > 1 ? unit.many : unit.one}) : ` +
-    `CA net total ${summaryMoney(totalOf(net))}, CA brut total ${summaryMoney(totalOf(gross))}.`;
+  const title = previous
+    ? `Chiffre d’affaires net par ${unit.per}, comparé à la période ${previous.period}`
+    : `Chiffre d’affaires net et brut par ${unit.per}`;
+  const head = `${title}, ${periodText(days, granularity)} (${days.length} ${days.length > 1 ? unit.many : unit.one}) : `;
+  const summary = previous
+    ? `${head}CA net total ${summaryMoney(totalOf(net))}, contre ${summaryMoney(previous.total)} ` +
+      `sur la période de comparaison (${changeText(previous.change)}).`
+    : `${head}CA net total ${summaryMoney(totalOf(net))}, CA brut total ${summaryMoney(totalOf(gross))}.`;
 
   const parts: string[] = [];
   parts.push(
@@ -288,9 +331,23 @@ export function revenueChartSvg(days: RevenueDay[], options: RevenueChartOptions
     );
   }
 
-  // The two series.
+  // The two series: net and gross, or net and the comparison's net (lighter, dotted, under it).
   const series = [
-    { id: 'gross', label: 'CA brut', values: gross, colour: GROSS_COLOUR, dash: ' stroke-dasharray="6 4"' },
+    previous
+      ? {
+          id: 'previous',
+          label: 'CA net, période de comparaison',
+          values: previous.values,
+          colour: PREVIOUS_COLOUR,
+          dash: ' stroke-dasharray="2 3"',
+        }
+      : {
+          id: 'gross',
+          label: 'CA brut',
+          values: gross,
+          colour: GROSS_COLOUR,
+          dash: ' stroke-dasharray="6 4"',
+        },
     { id: 'net', label: 'CA net', values: net, colour: NET_COLOUR, dash: '' },
   ];
   for (const s of series) {

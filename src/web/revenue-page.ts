@@ -1,13 +1,18 @@
-// Reports → Revenue: period picker (UTC days) and grouping (G2: day, week, month, quarter or year),
-// chart, table per bucket with totals, CSV download.
-// Figures come from revenueReport(), run by the API's own report engine (S3).
+// Reports → Revenue: period picker (UTC days), grouping (G2: day, week, month, quarter or year) and
+// « Comparer à » (PC1: previous period or the same period a year earlier), key figures, chart,
+// table per bucket with totals, CSV download.
+// Figures come from revenueReport() and the catalog metrics, run by the API's own report engine (S3).
 import type { FastifyInstance } from 'fastify';
 import type { ReportEngine } from '../metrics/engine.js';
-import { revenueReport, type RevenueDay } from '../metrics/revenue.js';
-import { revenueCsv } from '../metrics/revenue-csv.js';
+import { revenueReport, type RevenueDay, type RevenueReport } from '../metrics/revenue.js';
+import { comparedRevenueCsv, revenueCsv } from '../metrics/revenue-csv.js';
+import { comparedReports, comparedRevenue, keyFigures } from '../metrics/revenue-compare.js';
+import { isAppError } from '../errors.js';
+import { resolveComparison, type Comparison } from '../query/compare.js';
 import { GRANULARITIES, isGranularity, type Granularity } from '../query/dates.js';
 import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.js';
 import { bucketLabel, revenueChartSvg } from './revenue-chart.js';
+import { comparedTableHtml, formatsFor, keyFiguresHtml } from './revenue-compared.js';
 import { html, trusted, type Html } from './html.js';
 import { field, page } from './layout.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -21,11 +26,22 @@ declare module 'fastify' {
   }
 }
 
+/** The page's choices of « Comparer à » (PC1's modes but `custom`, which the page does not offer). */
+const COMPARISONS = [
+  { value: '', option: 'Aucune' },
+  { value: 'previous_period', option: 'Période précédente' },
+  { value: 'previous_year', option: 'Même période l’an dernier' },
+] as const;
+type CompareChoice = (typeof COMPARISONS)[number]['value'];
+
 interface Period {
   from: string;
   to: string;
   granularity: Granularity;
-  errors: { from?: string; to?: string; granularity?: string };
+  compare: CompareChoice;
+  /** The comparison period (PC1), when one is chosen and the period is valid. */
+  comparison?: Comparison;
+  errors: { from?: string; to?: string; granularity?: string; compare?: string };
 }
 
 /** The choices of the « Regroupement » list, and the table's first column header for each. */
@@ -44,15 +60,67 @@ function grouping(text: string | undefined): { granularity: Granularity; error?:
   return { granularity: 'day', error: 'Regroupement invalide : jour, semaine, mois, trimestre ou année.' };
 }
 
-/** The period and the grouping chosen, each problem next to the field at fault. */
+/**
+ * PC1's comparison period for the page's choice, resolved as the API resolves `compare` (an
+ * emptied list means none). The value itself is never shown back.
+ */
+function comparing(
+  text: string | undefined,
+  main: Omit<Period, 'granularity' | 'compare'>,
+): Pick<Period, 'compare' | 'comparison'> & { error?: string } {
+  const picked = COMPARISONS.find((c) => c.value === (text ?? ''));
+  if (picked === undefined)
+    return {
+      compare: '',
+      error: 'Comparaison invalide : aucune, période précédente ou même période l’an dernier.',
+    };
+  if (picked.value === '' || main.errors.from || main.errors.to) return { compare: picked.value };
+  try {
+    return { compare: picked.value, comparison: resolveComparison({ compare: picked.value }, main) };
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    // The only refusal left for these two modes: a comparison before the first day (P3).
+    return {
+      compare: picked.value,
+      error:
+        'La période de comparaison commencerait avant le 1er janvier de l’an 1 : choisissez un début plus tardif.',
+    };
+  }
+}
+
+/** The period, the grouping and the comparison chosen, each problem next to the field at fault. */
 function choice(query: Record<string, string | undefined>): Period {
   const chosen = period(query);
   const { granularity, error } = grouping(query.granularity);
-  return { ...chosen, granularity, errors: error ? { ...chosen.errors, granularity: error } : chosen.errors };
+  const { error: compareError, ...compared } = comparing(query.compare, chosen);
+  const errors = { ...chosen.errors };
+  if (error) errors.granularity = error;
+  if (compareError) errors.compare = compareError;
+  return { ...chosen, granularity, ...compared, errors };
 }
 
 const hasErrors = (chosen: Period): boolean =>
-  Boolean(chosen.errors.from || chosen.errors.to || chosen.errors.granularity);
+  Boolean(chosen.errors.from || chosen.errors.to || chosen.errors.granularity || chosen.errors.compare);
+
+/** The « Comparer à » list, the current choice selected, its error announced with it. */
+function compareField(chosen: Period): Html {
+  const error = chosen.errors.compare;
+  const invalid = error ? html` aria-invalid="true" aria-describedby="compare-error"` : '';
+  return html`<label for="compare">Comparer à</label>
+    <select id="compare" name="compare" ${invalid}>
+      ${COMPARISONS.map(
+        (c) =>
+          html`<option value="${c.value}" ${c.value === chosen.compare ? html`selected` : ''}>
+            ${c.option}
+          </option>`,
+      )}
+    </select>
+    ${error ? html`<p class="error" id="compare-error">${error}</p>` : ''}`;
+}
+
+/** « du 1 février 2026 au 28 février 2026 »: a period in words. */
+const periodWords = (period: { from: string; to: string }): string =>
+  `du ${bucketLabel(period.from)} au ${bucketLabel(period.to)}`;
 
 /** The Regroupement list, the current choice selected, its error announced with it. */
 function groupingField(chosen: Period): Html {
@@ -75,7 +143,7 @@ const rowLabel = (date: string, granularity: Granularity): string =>
   granularity === 'day' || granularity === 'week' ? date : bucketLabel(date, granularity);
 
 /** The API's period rules (P3, P4); a problem is shown next to the field at fault. */
-function period(query: Record<string, string | undefined>): Omit<Period, 'granularity'> {
+function period(query: Record<string, string | undefined>): Omit<Period, 'granularity' | 'compare'> {
   // An emptied date field means "the default", as if it were absent.
   const result = resolvePeriod(query.from || undefined, query.to || undefined);
   if (!isPeriodProblem(result)) return { ...result, errors: {} };
@@ -90,9 +158,105 @@ function period(query: Record<string, string | undefined>): Omit<Period, 'granul
   return { ...fallback, errors: { [result.parameter]: 'Date invalide (AAAA-MM-JJ).' } };
 }
 
-/** The CSV link's query: the page's own choice, each value encoded. */
+/** The CSV link's query: the page's own choice, each value encoded (`compare` only when chosen). */
 const csvQuery = (chosen: Period): string =>
-  new URLSearchParams({ from: chosen.from, to: chosen.to, granularity: chosen.granularity }).toString();
+  new URLSearchParams({
+    from: chosen.from,
+    to: chosen.to,
+    granularity: chosen.granularity,
+    ...(chosen.compare ? { compare: chosen.compare } : {}),
+  }).toString();
+
+type Organization = Parameters<typeof revenueReport>[1] & { readonly currency: string };
+
+/** What the page shows of a report: key figures, chart and table. */
+interface ReportView {
+  figures: Html;
+  chart: string;
+  table: Html;
+}
+
+/** The table of one period, as before PC1: one row per bucket and the totals. */
+function plainTable(report: RevenueReport, currency: string): Html {
+  const money = new Intl.NumberFormat('fr-FR', { style: 'currency', currency });
+  const row = (label: Html | string, d: Omit<RevenueDay, 'date'>) =>
+    html`<th scope="row">${label}</th>
+      <td class="num">${d.orders}</td>
+      <td class="num">${money.format(d.grossSales)}</td>
+      <td class="num">${money.format(d.refunds)}</td>
+      <td class="num">${money.format(d.taxes)}</td>
+      <td class="num">${money.format(d.shipping)}</td>
+      <td class="num">${money.format(d.fees)}</td>
+      <td class="num">${money.format(d.netRevenue)}</td>`;
+  return html`<table id="revenue-table">
+    <thead>
+      <tr>
+        <th scope="col">${GROUPINGS[report.granularity].header}</th>
+        <th class="num" scope="col">Commandes</th>
+        <th class="num" scope="col">CA brut</th>
+        <th class="num" scope="col">Remboursements</th>
+        <th class="num" scope="col">Taxes</th>
+        <th class="num" scope="col">Livraison</th>
+        <th class="num" scope="col">Frais</th>
+        <th class="num" scope="col">CA net</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${report.days.map(
+        (d) =>
+          html`<tr data-date="${d.date}">
+            ${row(rowLabel(d.date, report.granularity), d)}
+          </tr>`,
+      )}
+    </tbody>
+    <tfoot>
+      <tr id="revenue-totals">
+        ${row('Total', report.totals)}
+      </tr>
+    </tfoot>
+  </table>`;
+}
+
+async function plainView(engine: ReportEngine, org: Organization, chosen: Period): Promise<ReportView> {
+  const report = await revenueReport(engine, org, chosen.from, chosen.to, chosen.granularity);
+  // After the report, not beside it: a page holds no more report slots than before (finding 6).
+  const figures = await keyFigures(engine, org, report);
+  return {
+    figures: keyFiguresHtml(figures, formatsFor(org.currency)),
+    chart: revenueChartSvg(report.days, { currency: org.currency, granularity: report.granularity }),
+    table: plainTable(report, org.currency),
+  };
+}
+
+async function comparedView(
+  engine: ReportEngine,
+  org: Organization,
+  chosen: Period,
+  comparison: Comparison,
+): Promise<ReportView> {
+  const report = await comparedRevenue(engine, org, chosen, comparison, chosen.granularity);
+  const { main, previous } = report;
+  const formats = formatsFor(org.currency);
+  const net = report.keyFigures.net_revenue;
+  const granularity = main.granularity;
+  return {
+    figures: keyFiguresHtml(report.keyFigures, formats, periodWords(report.comparison)),
+    chart: revenueChartSvg(main.days, {
+      currency: org.currency,
+      granularity,
+      previous: {
+        // PC1 matches a prefix: the comparison's k-th bucket for each k it has, up to the main count.
+        values: report.buckets.flatMap((b) => (b.previous ? [b.previous.netRevenue] : [])),
+        total: previous.totals.netRevenue,
+        period: periodWords(report.comparison),
+        change: net.change,
+      },
+    }),
+    table: comparedTableHtml(report, formats, GROUPINGS[granularity].header, (date) =>
+      rowLabel(date, granularity),
+    ),
+  };
+}
 
 export async function revenuePage(plain: FastifyInstance, tools: WebTools): Promise<void> {
   const app = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -105,7 +269,6 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
       const org = session(request).organization;
       const chosen = choice(request.query);
       const context = tools.context(request, reply);
-      const money = new Intl.NumberFormat('fr-FR', { style: 'currency', currency: org.currency });
       const picker = html`<form
         method="get"
         action="/reports/revenue"
@@ -119,6 +282,7 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
           ${field({ id: 'to', label: 'Au', type: 'date', value: chosen.to, error: chosen.errors.to })}
         </div>
         <div>${groupingField(chosen)}</div>
+        <div>${compareField(chosen)}</div>
         <div><button>Afficher</button></div>
         <p class="muted">
           Jours UTC, de minuit à minuit, comme l’API. La première et la dernière période d’un regroupement
@@ -128,20 +292,14 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
       if (hasErrors(chosen)) {
         return tools.render(reply, page(context, 'Revenus', picker), 400);
       }
-      const report = await revenueReport(app.reportEngine, org, chosen.from, chosen.to, chosen.granularity);
-      const row = (label: Html | string, d: Omit<RevenueDay, 'date'>) =>
-        html`<th scope="row">${label}</th>
-          <td class="num">${d.orders}</td>
-          <td class="num">${money.format(d.grossSales)}</td>
-          <td class="num">${money.format(d.refunds)}</td>
-          <td class="num">${money.format(d.taxes)}</td>
-          <td class="num">${money.format(d.shipping)}</td>
-          <td class="num">${money.format(d.fees)}</td>
-          <td class="num">${money.format(d.netRevenue)}</td>`;
+      const view = chosen.comparison
+        ? await comparedView(app.reportEngine, org, chosen, chosen.comparison)
+        : await plainView(app.reportEngine, org, chosen);
       const query = csvQuery(chosen);
-      const body = html`${picker}
+      const body = html`${picker} ${view.figures}
         <section class="card chart" aria-label="Graphique">
-          ${trusted(revenueChartSvg(report.days, { currency: org.currency, granularity: report.granularity }))}
+          ${trusted(view.chart)}
+          <p class="muted">Les valeurs du graphique sont dans le tableau ci-dessous.</p>
         </section>
         <div class="actions">
           <a class="button secondary" href="/reports/revenue.csv?${query}" download>Télécharger le CSV</a>
@@ -151,35 +309,7 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
             fois du CA net.</span
           >
         </div>
-        <div class="table-wrap">
-          <table id="revenue-table">
-            <thead>
-              <tr>
-                <th scope="col">${GROUPINGS[report.granularity].header}</th>
-                <th class="num" scope="col">Commandes</th>
-                <th class="num" scope="col">CA brut</th>
-                <th class="num" scope="col">Remboursements</th>
-                <th class="num" scope="col">Taxes</th>
-                <th class="num" scope="col">Livraison</th>
-                <th class="num" scope="col">Frais</th>
-                <th class="num" scope="col">CA net</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${report.days.map(
-                (d) =>
-                  html`<tr data-date="${d.date}">
-                    ${row(rowLabel(d.date, report.granularity), d)}
-                  </tr>`,
-              )}
-            </tbody>
-            <tfoot>
-              <tr id="revenue-totals">
-                ${row('Total', report.totals)}
-              </tr>
-            </tfoot>
-          </table>
-        </div>`;
+        <div class="table-wrap">${view.table}</div>`;
       return tools.render(reply, page(context, 'Revenus', body));
     },
   );
@@ -193,22 +323,25 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
         return reply.code(400).type('text/plain; charset=utf-8').send('Période invalide');
       if (chosen.errors.granularity)
         return reply.code(400).type('text/plain; charset=utf-8').send('Regroupement invalide');
-      const report = await revenueReport(
-        app.reportEngine,
-        session(request).organization,
-        chosen.from,
-        chosen.to,
-        chosen.granularity,
-      );
+      if (chosen.errors.compare)
+        return reply.code(400).type('text/plain; charset=utf-8').send('Comparaison invalide');
+      const org = session(request).organization;
+      const { comparison } = chosen;
+      const csv = comparison
+        ? comparedRevenueCsv(
+            await comparedReports(app.reportEngine, org, chosen, comparison, chosen.granularity),
+          )
+        : revenueCsv(await revenueReport(app.reportEngine, org, chosen.from, chosen.to, chosen.granularity));
       const grouped = chosen.granularity === 'day' ? '' : `-${chosen.granularity}`;
+      const compared = comparison ? `-comparaison-${comparison.from}-${comparison.to}` : '';
       return reply
         .header(
           'content-disposition',
-          `attachment; filename="revenus-${chosen.from}-${chosen.to}${grouped}.csv"`,
+          `attachment; filename="revenus-${chosen.from}-${chosen.to}${grouped}${compared}.csv"`,
         )
         .header('cache-control', 'no-store')
         .type('text/csv; charset=utf-8')
-        .send(revenueCsv(report));
+        .send(csv);
     },
   );
 }
