@@ -1,0 +1,284 @@
+// Issue 20 on the Revenue page, in Chromium against the real server: « Comparer à » (PC1). The key
+// figures equal the API's own answers for each period, asked over real HTTP with an API key, and
+// their change is PC1's rule; the chart draws the comparison as a second series with a text
+// alternative; the table and the CSV carry PC1's comparison columns, buckets matched by index
+// (29 February 2024 has no day in February 2023); hostile values of `compare` get a clear 400.
+// Covers PC1, S3, U3 on the page.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Dialog, Page } from 'playwright-core';
+import { addUserToOrganization } from '../../src/domain/users.js';
+import { COMPARED_CSV_HEADER, REVENUE_CSV_HEADER } from '../../src/metrics/revenue-csv.js';
+import { percentChange } from '../../src/query/compare.js';
+import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
+import { describeOn } from '../helpers/database.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+const EMAIL = 'compare@atelier.example';
+const PASSWORD = 'long enough password';
+const STORE = 'https://compare.example';
+const order = (id: string, created_at: string, total: string, more: Record<string, string> = {}) => ({
+  store: STORE,
+  id,
+  created_at,
+  status: 'completed',
+  items: 1,
+  total,
+  ...more,
+});
+
+// March 2024, its previous period (30 January – 29 February 2024, a leap day) and March 2023.
+// c1 is new in the previous period and returning in March (U3 relative to each period's start).
+const ORDERS = [
+  order('p1', '2024-02-10T10:00:00Z', '100.00', { customer_email: 'c1@x.fr' }),
+  order('p2', '2024-02-29T23:30:00Z', '40.00', { customer_email: 'c4@x.fr', tax_total: '5.00' }),
+  order('y1', '2023-03-10T09:00:00Z', '80.00', { customer_email: 'c3@x.fr' }),
+  order('m1', '2024-03-05T08:00:00Z', '50.00', { customer_email: 'c1@x.fr' }),
+  order('m2', '2024-03-05T09:00:00Z', '30.00', { customer_email: 'c2@x.fr', shipping_total: '4.90' }),
+  order('m3', '2024-03-20T12:00:00Z', '20.00', { customer_email: 'c3@x.fr' }),
+  order('m4', '2024-03-31T23:59:59Z', '10.00'),
+  order('x1', '2024-03-06T10:00:00Z', '999.00', { status: 'pending' }), // S1: nowhere
+];
+const KEY_METRICS = [
+  'net_revenue',
+  'gross_sales',
+  'orders',
+  'average_order_value',
+  'unique_customers',
+  'new_customers',
+];
+
+/** A figure as the page writes it (« 1 234,56 € », « ▼ −18,5 % ») back to a number. */
+const figure = (text: string): number =>
+  Number(
+    text
+      .replace(/[\s\u00a0\u202f€%▲▼=+]/g, '')
+      .replace('−', '-')
+      .replace(',', '.'),
+  );
+
+describeOn('embedded', 'Revenue page compared with another period (PC1) in Chromium', () => {
+  let service: TestService;
+  let browser: Browser;
+  let page: Page;
+  let key = '';
+
+  /** The API's key figures for one period, over real HTTP with the organization's key (S3). */
+  const apiFigures = async (from: string, to: string): Promise<Record<string, number>> => {
+    const response = await service.get(
+      `/api/reports/tabular?metrics=${KEY_METRICS.join(',')}&from=${from}&to=${to}`,
+      key,
+    );
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { rows: Record<string, number>[] };
+    return body.rows[0] ?? {};
+  };
+
+  before(async () => {
+    assert.ok(chromiumAvailable(), 'Debian chromium is installed');
+    service = await startTestService();
+    const added = await service.addOrganization('Atelier Comparaison', ORDERS);
+    key = added.key;
+    await addUserToOrganization(service.db, added.org.id, EMAIL, PASSWORD);
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${service.baseUrl}/login`);
+    await page.getByLabel('Adresse e-mail').fill(EMAIL);
+    await page.getByLabel('Mot de passe').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Se connecter' }).click();
+    await page.waitForURL((url) => !url.pathname.startsWith('/login'));
+  });
+  after(async () => {
+    await browser?.close();
+    await service?.cleanup();
+  });
+
+  test('PC1: « Période précédente » shows the key figures of both periods as the API gives them, with PC1’s change', async () => {
+    await page.goto(`${service.baseUrl}/reports/revenue?from=2024-03-01&to=2024-03-31`);
+    const compare = page.getByLabel('Comparer à');
+    assert.equal(await compare.inputValue(), '', 'no comparison by default');
+    assert.deepEqual(
+      (await compare.locator('option').allTextContents()).map((o) => o.trim()),
+      ['Aucune', 'Période précédente', 'Même période l’an dernier'],
+    );
+    // Without a comparison: the key figures alone, the table and the CSV as before PC1.
+    assert.equal(await page.locator('#key-figures .change').count(), 0);
+    assert.equal(await page.locator('#revenue-table thead th').count(), 8);
+    const plain = await (
+      await page.request.get(`${service.baseUrl}/reports/revenue.csv?from=2024-03-01&to=2024-03-31`)
+    ).text();
+    assert.ok(plain.startsWith(`${REVENUE_CSV_HEADER}\r\n`));
+
+    await compare.selectOption({ label: 'Période précédente' });
+    await page.getByRole('button', { name: 'Afficher' }).click();
+    await page.waitForURL(/compare=previous_period/);
+    assert.equal(await page.getByLabel('Comparer à').inputValue(), 'previous_period', 'the choice is kept');
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'revenue-compare.png'), fullPage: true });
+
+    const now = await apiFigures('2024-03-01', '2024-03-31');
+    const before = await apiFigures('2024-01-30', '2024-02-29');
+    // Hand-worked: March 4 orders, 110.00 gross, 105.10 net (shipping deducted); the previous
+    // period 2 orders, 140.00 gross, 135.00 net (tax deducted). c1 new then, returning now.
+    assert.deepEqual([now.orders, now.gross_sales, now.net_revenue, now.new_customers], [4, 110, 105.1, 1]);
+    assert.deepEqual(
+      [before.orders, before.gross_sales, before.net_revenue, before.new_customers],
+      [2, 140, 135, 2],
+    );
+    const changes: Record<string, number | null> = {};
+    for (const metric of KEY_METRICS) {
+      const box = page.locator(`#key-figures [data-metric="${metric}"]`);
+      assert.equal(figure((await box.locator('.value').textContent()) ?? ''), now[metric], `${metric} now`);
+      const previous = ((await box.locator('.previous').textContent()) ?? '').replace('contre', '');
+      assert.equal(figure(previous), before[metric], `${metric} before`);
+      const expected = percentChange(now[metric] ?? 0, before[metric] ?? null);
+      changes[metric] = expected;
+      const change = box.locator('.change');
+      const shown = (await change.locator('[aria-hidden=true]').textContent()) ?? '';
+      const words = (await change.locator('.visually-hidden').textContent()) ?? '';
+      if (expected === null) {
+        assert.equal(shown.trim(), '—', `${metric}: no change against 0`);
+        continue;
+      }
+      assert.equal(figure(shown), expected, `${metric}: PC1's change`);
+      const way = expected > 0 ? 'up' : expected < 0 ? 'down' : 'same';
+      assert.match((await change.getAttribute('class')) ?? '', new RegExp(`\\b${way}\\b`));
+      // Never colour alone: an arrow and a sign on screen, words for screen readers.
+      assert.match(shown, way === 'up' ? /^▲ \+/ : way === 'down' ? /^▼ −/ : /^= /);
+      assert.match(words, way === 'up' ? /en hausse de/ : way === 'down' ? /en baisse de/ : /stable/);
+    }
+    assert.deepEqual([changes.net_revenue, changes.gross_sales, changes.orders], [-22.1, -21.4, 100]);
+    const colours = (await page.evaluate(
+      `['up', 'down'].map((way) => getComputedStyle(document.querySelector('#key-figures .change.' + way)).color)`,
+    )) as string[];
+    assert.notEqual(colours[0], colours[1], 'up and down in different colours');
+
+    // The chart: the period's net revenue and the comparison's, a legend and a text alternative.
+    const chart = page.locator('.chart svg');
+    assert.equal(await chart.locator('polyline').count(), 2);
+    assert.equal(await chart.locator('polyline[data-series="previous"]').count(), 1);
+    const points = async (series: string) =>
+      ((await chart.locator(`polyline[data-series="${series}"]`).getAttribute('points')) ?? '').split(' ')
+        .length;
+    assert.deepEqual([await points('net'), await points('previous')], [31, 31], 'bucket k under bucket k');
+    assert.match((await chart.locator('.legend').textContent()) ?? '', /CA net, période de comparaison/);
+    const summary = (await chart.getAttribute('aria-label')) ?? '';
+    assert.match(summary, /comparé à la période du 30 janvier 2024 au 29 février 2024/);
+    assert.match(summary, /CA net total 105,10\s€, contre 135,00\s€ .*en baisse de 22,1 %/);
+    assert.equal(await chart.getAttribute('role'), 'img');
+
+    // The table: the comparison's day and each figure's previous value and change.
+    const rows = page.locator('#revenue-table tbody tr');
+    assert.equal(await rows.count(), 31);
+    const pairs = await rows.evaluateAll((trs) =>
+      trs.map((tr) => `${tr.getAttribute('data-date')}/${tr.getAttribute('data-date-previous')}`),
+    );
+    assert.equal(pairs[0], '2024-03-01/2024-01-30');
+    assert.equal(pairs[30], '2024-03-31/2024-02-29');
+    const headers = (await page.locator('#revenue-table thead th').allTextContents()).map((h) => h.trim());
+    assert.equal(headers.length, 2 + 7 * 3);
+    assert.deepEqual(headers.slice(0, 5), [
+      'Jour',
+      'Comparé à',
+      'Commandes',
+      'Commandes, comparaison',
+      'Commandes, évolution',
+    ]);
+
+    // The CSV: PC1's columns in PC1's order; the link keeps the choice.
+    const link = page.getByRole('link', { name: 'Télécharger le CSV' });
+    assert.equal(
+      await link.getAttribute('href'),
+      '/reports/revenue.csv?from=2024-03-01&to=2024-03-31&granularity=day&compare=previous_period',
+    );
+    const response = await page.request.get(`${service.baseUrl}${await link.getAttribute('href')}`);
+    assert.match(response.headers()['content-disposition'] ?? '', /comparaison-2024-01-30-2024-02-29\.csv/);
+    const lines = (await response.text()).split('\r\n');
+    assert.equal(lines[0], COMPARED_CSV_HEADER);
+    assert.match(
+      COMPARED_CSV_HEADER,
+      /^date,date_previous,orders,.*,net_revenue,orders_previous,.*,net_revenue_change$/,
+    );
+    assert.equal(lines.length, 1 + 31 + 1 + 1);
+    // 5 March: two orders against none on 4 February (change null: empty cells).
+    assert.equal(
+      lines[5],
+      '2024-03-05,2024-02-03,2,80.00,0.00,0.00,4.90,0.00,75.10,0,0.00,0.00,0.00,0.00,0.00,0.00,,,,,,,',
+    );
+    assert.equal(
+      lines[32],
+      'total,,4,110.00,0.00,0.00,4.90,0.00,105.10,2,140.00,0.00,5.00,0.00,0.00,135.00,100.0,-21.4,,-100.0,,,-22.1',
+    );
+  });
+
+  test('PC1: « Même période l’an dernier » over 29 February: the leap day has no comparison day', async () => {
+    await page.goto(`${service.baseUrl}/reports/revenue?from=2024-02-01&to=2024-02-29&compare=previous_year`);
+    const rows = page.locator('#revenue-table tbody tr');
+    assert.equal(await rows.count(), 29);
+    assert.equal(await rows.last().getAttribute('data-date-previous'), '', 'no 29 February 2023');
+    assert.equal((await rows.last().locator('td').first().textContent())?.trim(), '—');
+    const chart = page.locator('.chart svg');
+    const points = (
+      (await chart.locator('polyline[data-series="previous"]').getAttribute('points')) ?? ''
+    ).split(' ');
+    assert.equal(points.length, 28, 'the comparison line stops at its last day');
+    const csv = (
+      await (
+        await page.request.get(
+          `${service.baseUrl}/reports/revenue.csv?from=2024-02-01&to=2024-02-29&compare=previous_year`,
+        )
+      ).text()
+    ).split('\r\n');
+    assert.equal(csv[29], '2024-02-29,,1,40.00,0.00,5.00,0.00,0.00,35.00,,,,,,,,,,,,,,');
+    // A year earlier February 2023 had no order: every change against 0 is null.
+    const box = page.locator('#key-figures [data-metric="net_revenue"]');
+    assert.equal(((await box.locator('.change [aria-hidden=true]').textContent()) ?? '').trim(), '—');
+    assert.match((await box.locator('.change').textContent()) ?? '', /non calculable/);
+  });
+
+  test('PC1: hostile, huge, repeated or impossible `compare` values get a clear 400, never echoed, no 5xx', async () => {
+    const base = `${service.baseUrl}/reports/revenue?from=2024-03-01&to=2024-03-31`;
+    const hostile = '<script>alert(1)</script>';
+    let dialogs = 0;
+    const onDialog = (dialog: Dialog) => (dialogs++, void dialog.dismiss());
+    page.on('dialog', onDialog);
+    const shown = await page.goto(`${base}&compare=${encodeURIComponent(hostile)}`);
+    assert.equal(shown?.status(), 400);
+    assert.match((await page.locator('#compare-error').textContent()) ?? '', /Comparaison invalide/);
+    assert.equal(await page.getByLabel('Comparer à').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.locator('#revenue-table').count(), 0, 'no report for a bad request');
+    assert.ok(!(await page.content()).includes('alert(1)'), 'the value is not shown back');
+    page.off('dialog', onDialog);
+    assert.equal(dialogs, 0, 'no script ran');
+
+    const first = await page.goto(
+      `${service.baseUrl}/reports/revenue?from=0001-01-01&to=0001-01-31&compare=previous_period`,
+    );
+    assert.equal(first?.status(), 400);
+    assert.match(
+      (await page.locator('#compare-error').textContent()) ?? '',
+      /avant le 1er janvier de l’an 1/,
+    );
+
+    for (const query of [
+      `compare=${'x'.repeat(10_000)}`,
+      `compare=${'x'.repeat(70_000)}`, // past the bound of a request line: 431 from Node
+      'compare=previous_period&compare=previous_year',
+      'compare=custom',
+      'compare=PREVIOUS_PERIOD',
+      `compare=${encodeURIComponent('previous_period" onfocus="alert(1)')}`,
+    ]) {
+      for (const path of ['/reports/revenue', '/reports/revenue.csv']) {
+        const response = await page.request.get(
+          `${service.baseUrl}${path}?from=2024-03-01&to=2024-03-31&${query}`,
+        );
+        const expected = query.length > 65_536 ? 431 : 400;
+        assert.equal(response.status(), expected, `${path}?${query.slice(0, 60)}`);
+        const body = await response.text();
+        assert.ok(!body.includes('onfocus') && !body.includes('xxxxxxxxxx'), 'not echoed');
+      }
+    }
+  });
+});
