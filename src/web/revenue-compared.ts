@@ -118,12 +118,15 @@ function comparedCells(
   formats: Formats,
 ): Html[] {
   const changes = comparedFigures(value, previous);
-  return FIGURE_IDS.map(
-    (id) =>
-      html`<td class="num">${figureText(id, value[id], formats)}</td>
-        <td class="num previous">${previous === undefined ? '—' : figureText(id, previous[id], formats)}</td>
-        <td class="num">${changeHtml(changes[id].change)}</td>`,
-  );
+  // Compact (up to 731 rows of 21 cells): the change's arrow and sign say its direction in the
+  // cell's text, the column header says what it is; the class only adds the colour.
+  return FIGURE_IDS.map((id) => {
+    const change = changes[id].change;
+    const before = previous === undefined ? '—' : figureText(id, previous[id], formats);
+    return html`<td class="num">${figureText(id, value[id], formats)}</td>
+      <td class="num previous">${before}</td>
+      <td class="num change ${direction(change)}">${changeLabel(change)}</td>`;
+  });
 }
 
 /** The compared table: bucket k of the period, bucket k of the comparison (its first day), figures. */

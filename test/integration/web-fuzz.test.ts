@@ -4,7 +4,7 @@
 // CSV first. Every answer is below 500 and bounded in size; meanwhile /healthz, probed over a
 // real socket every 20 ms, never takes over 100 ms, and the process's memory stays flat: no
 // request runs, allocates or holds the event loop in proportion to a number it chose (finding 1).
-// Covers P3, P4, G2, E1 on the pages.
+// Covers P3, P4, G2, E1 and PC1's `compare` (issue 20) on the pages.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -64,6 +64,14 @@ const granularity = fc.oneof(
   fc.constantFrom('day', 'week', 'month', 'quarter', 'year', '', 'DAY', 'weekly', 'décennie'),
   fc.string({ maxLength: 12 }),
 );
+/** PC1 on the page: its two modes, none, and what it refuses (custom, other text, markup). */
+const compare = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom('previous_period', 'previous_year', '', 'custom', 'PREVIOUS_YEAR', '<b>x</b>'),
+  },
+  { weight: 1, arbitrary: fc.string({ maxLength: 20 }) },
+);
 const id = fc.oneof(
   fc.uuid(),
   fc.constantFrom('0', '-1', '99999999999999999999999', '00000000-0000-0000-0000-000000000000', '..', '%00'),
@@ -84,11 +92,14 @@ const revenueQuery = fc
         from: day,
         to: day,
         granularity,
-        extra: fc.constantFrom('', '&x=1', '&from=2026-01-01', '&granularity=day'),
+        compare,
+        extra: fc.constantFrom('', '&x=1', '&from=2026-01-01', '&granularity=day', '&compare=previous_year'),
       },
       { requiredKeys: ['extra'] },
     ),
-    fc.tuple(period, validGranularity).map(([p, g]) => ({ ...p, granularity: g, extra: '' })),
+    fc
+      .tuple(period, validGranularity, fc.option(fc.constantFrom('previous_period', 'previous_year')))
+      .map(([p, g, c]) => ({ ...p, granularity: g, ...(c ? { compare: c } : {}), extra: '' })),
   )
   .map(({ extra, ...fields }) => {
     const params = new URLSearchParams();
