@@ -10,7 +10,7 @@ import { MAX_LIMIT, NO_EXTENSIONS } from '../query/parse.js';
 import type { Period } from '../query/period.js';
 import { planReport } from '../query/plan.js';
 import type { ReportEngine } from './engine.js';
-import { revenueReport, type RevenueDay, type RevenueReport } from './revenue.js';
+import { FIGURES, revenueReport, type Figures, type RevenueDay, type RevenueReport } from './revenue.js';
 
 type Organization = { readonly id: string; readonly settings: ReportSettings };
 
@@ -33,17 +33,8 @@ export interface Compared {
   readonly change: number | null;
 }
 
-export type Figures = Omit<RevenueDay, 'date'>;
 export type FigureId = keyof Figures;
-export const FIGURE_IDS: readonly FigureId[] = [
-  'orders',
-  'grossSales',
-  'refunds',
-  'taxes',
-  'shipping',
-  'fees',
-  'netRevenue',
-];
+export const FIGURE_IDS: readonly FigureId[] = FIGURES;
 
 /** One row of the compared table: bucket k of the main period and bucket k of the comparison. */
 export interface ComparedBucket {

@@ -49,8 +49,9 @@ export interface RevenueReport {
 /** Days in two years plus one, the most P4 allows (every other granularity has fewer buckets). */
 const MAX_BUCKETS = 2 * 366 + 1;
 
-type Figures = Omit<RevenueDay, 'date'>;
-const FIGURES: readonly (keyof Figures)[] = [
+/** A row's figures, without its date; their order is the table's and the CSV's. */
+export type Figures = Omit<RevenueDay, 'date'>;
+export const FIGURES: readonly (keyof Figures)[] = [
   'orders',
   'grossSales',
   'refunds',

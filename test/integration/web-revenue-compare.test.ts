@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Dialog, Page } from 'playwright-core';
 import { addUserToOrganization } from '../../src/domain/users.js';
+import { KEY_METRICS } from '../../src/metrics/revenue-compare.js';
 import { COMPARED_CSV_HEADER, REVENUE_CSV_HEADER } from '../../src/metrics/revenue-csv.js';
 import { percentChange } from '../../src/query/compare.js';
 import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
@@ -40,14 +41,6 @@ const ORDERS = [
   order('m3', '2024-03-20T12:00:00Z', '20.00', { customer_email: 'c3@x.fr' }),
   order('m4', '2024-03-31T23:59:59Z', '10.00'),
   order('x1', '2024-03-06T10:00:00Z', '999.00', { status: 'pending' }), // S1: nowhere
-];
-const KEY_METRICS = [
-  'net_revenue',
-  'gross_sales',
-  'orders',
-  'average_order_value',
-  'unique_customers',
-  'new_customers',
 ];
 
 /** A figure as the page writes it (« 1 234,56 € », « ▼ −18,5 % ») back to a number. */
