@@ -231,6 +231,22 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
     assert.match((await box.locator('.change').textContent()) ?? '', /non calculable/);
   });
 
+  test('PC1: the compared page reads on a phone-sized screen; the wide table scrolls in its own box', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(
+        `${service.baseUrl}/reports/revenue?from=2024-03-01&to=2024-03-31&compare=previous_year`,
+      );
+      const overflow = (await page.evaluate(
+        'document.documentElement.scrollWidth - window.innerWidth',
+      )) as number;
+      assert.ok(overflow <= 1, `the page overflows by ${overflow}px`);
+      assert.ok(await page.locator('#key-figures [data-metric="net_revenue"] .change').isVisible());
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   test('PC1: hostile, huge, repeated or impossible `compare` values get a clear 400, never echoed, no 5xx', async () => {
     const base = `${service.baseUrl}/reports/revenue?from=2024-03-01&to=2024-03-31`;
     const hostile = '<script>alert(1)</script>';
