@@ -4,15 +4,14 @@
 // Figures come from revenueReport() and the catalog metrics, run by the API's own report engine (S3).
 import type { FastifyInstance } from 'fastify';
 import type { ReportEngine } from '../metrics/engine.js';
-import { revenueReport, type RevenueDay, type RevenueReport } from '../metrics/revenue.js';
+import { revenueReport } from '../metrics/revenue.js';
 import { comparedRevenueCsv, revenueCsv } from '../metrics/revenue-csv.js';
-import { comparedReports, comparedRevenue, keyFigures } from '../metrics/revenue-compare.js';
+import { comparedReports } from '../metrics/revenue-compare.js';
 import { isAppError } from '../errors.js';
 import { resolveComparison, type Comparison } from '../query/compare.js';
 import { GRANULARITIES, isGranularity, type Granularity } from '../query/dates.js';
 import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.js';
-import { bucketLabel, revenueChartSvg } from './revenue-chart.js';
-import { comparedTableHtml, formatsFor, keyFiguresHtml } from './revenue-compared.js';
+import { comparedView, GROUPINGS, plainView } from './revenue-views.js';
 import { html, trusted, type Html } from './html.js';
 import { field, page } from './layout.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -43,15 +42,6 @@ interface Period {
   comparison?: Comparison;
   errors: { from?: string; to?: string; granularity?: string; compare?: string };
 }
-
-/** The choices of the « Regroupement » list, and the table's first column header for each. */
-const GROUPINGS: Record<Granularity, { option: string; header: string }> = {
-  day: { option: 'Jour', header: 'Jour' },
-  week: { option: 'Semaine', header: 'Semaine du' },
-  month: { option: 'Mois', header: 'Mois' },
-  quarter: { option: 'Trimestre', header: 'Trimestre' },
-  year: { option: 'Année', header: 'Année' },
-};
 
 /** G2's values; an emptied list means the default. The value itself is never shown back. */
 function grouping(text: string | undefined): { granularity: Granularity; error?: string } {
@@ -102,45 +92,44 @@ function choice(query: Record<string, string | undefined>): Period {
 const hasErrors = (chosen: Period): boolean =>
   Boolean(chosen.errors.from || chosen.errors.to || chosen.errors.granularity || chosen.errors.compare);
 
-/** The « Comparer à » list, the current choice selected, its error announced with it. */
-function compareField(chosen: Period): Html {
-  const error = chosen.errors.compare;
-  const invalid = error ? html` aria-invalid="true" aria-describedby="compare-error"` : '';
-  return html`<label for="compare">Comparer à</label>
-    <select id="compare" name="compare" ${invalid}>
-      ${COMPARISONS.map(
+/** A list of choices, the current one selected, its error announced with it. */
+function selectField(o: {
+  id: string;
+  label: string;
+  options: readonly { value: string; option: string }[];
+  selected: string;
+  error: string | undefined;
+}): Html {
+  const invalid = o.error ? html` aria-invalid="true" aria-describedby="${o.id}-error"` : '';
+  return html`<label for="${o.id}">${o.label}</label>
+    <select id="${o.id}" name="${o.id}" ${invalid}>
+      ${o.options.map(
         (c) =>
-          html`<option value="${c.value}" ${c.value === chosen.compare ? html`selected` : ''}>
+          html`<option value="${c.value}" ${c.value === o.selected ? html`selected` : ''}>
             ${c.option}
           </option>`,
       )}
     </select>
-    ${error ? html`<p class="error" id="compare-error">${error}</p>` : ''}`;
+    ${o.error ? html`<p class="error" id="${o.id}-error">${o.error}</p>` : ''}`;
 }
 
-/** « du 1 février 2026 au 28 février 2026 »: a period in words. */
-const periodWords = (period: { from: string; to: string }): string =>
-  `du ${bucketLabel(period.from)} au ${bucketLabel(period.to)}`;
+const groupingField = (chosen: Period): Html =>
+  selectField({
+    id: 'granularity',
+    label: 'Regroupement',
+    options: GRANULARITIES.map((g) => ({ value: g, option: GROUPINGS[g].option })),
+    selected: chosen.granularity,
+    error: chosen.errors.granularity,
+  });
 
-/** The Regroupement list, the current choice selected, its error announced with it. */
-function groupingField(chosen: Period): Html {
-  const error = chosen.errors.granularity;
-  const invalid = error ? html` aria-invalid="true" aria-describedby="granularity-error"` : '';
-  return html`<label for="granularity">Regroupement</label>
-    <select id="granularity" name="granularity" ${invalid}>
-      ${GRANULARITIES.map(
-        (g) =>
-          html`<option value="${g}" ${g === chosen.granularity ? html`selected` : ''}>
-            ${GROUPINGS[g].option}
-          </option>`,
-      )}
-    </select>
-    ${error ? html`<p class="error" id="granularity-error">${error}</p>` : ''}`;
-}
-
-/** A row's label: the day itself for days and weeks (« Semaine du »), else the bucket's name. */
-const rowLabel = (date: string, granularity: Granularity): string =>
-  granularity === 'day' || granularity === 'week' ? date : bucketLabel(date, granularity);
+const compareField = (chosen: Period): Html =>
+  selectField({
+    id: 'compare',
+    label: 'Comparer à',
+    options: COMPARISONS,
+    selected: chosen.compare,
+    error: chosen.errors.compare,
+  });
 
 /** The API's period rules (P3, P4); a problem is shown next to the field at fault. */
 function period(query: Record<string, string | undefined>): Omit<Period, 'granularity' | 'compare'> {
@@ -166,97 +155,6 @@ const csvQuery = (chosen: Period): string =>
     granularity: chosen.granularity,
     ...(chosen.compare ? { compare: chosen.compare } : {}),
   }).toString();
-
-type Organization = Parameters<typeof revenueReport>[1] & { readonly currency: string };
-
-/** What the page shows of a report: key figures, chart and table. */
-interface ReportView {
-  figures: Html;
-  chart: string;
-  table: Html;
-}
-
-/** The table of one period, as before PC1: one row per bucket and the totals. */
-function plainTable(report: RevenueReport, currency: string): Html {
-  const money = new Intl.NumberFormat('fr-FR', { style: 'currency', currency });
-  const row = (label: Html | string, d: Omit<RevenueDay, 'date'>) =>
-    html`<th scope="row">${label}</th>
-      <td class="num">${d.orders}</td>
-      <td class="num">${money.format(d.grossSales)}</td>
-      <td class="num">${money.format(d.refunds)}</td>
-      <td class="num">${money.format(d.taxes)}</td>
-      <td class="num">${money.format(d.shipping)}</td>
-      <td class="num">${money.format(d.fees)}</td>
-      <td class="num">${money.format(d.netRevenue)}</td>`;
-  return html`<table id="revenue-table">
-    <thead>
-      <tr>
-        <th scope="col">${GROUPINGS[report.granularity].header}</th>
-        <th class="num" scope="col">Commandes</th>
-        <th class="num" scope="col">CA brut</th>
-        <th class="num" scope="col">Remboursements</th>
-        <th class="num" scope="col">Taxes</th>
-        <th class="num" scope="col">Livraison</th>
-        <th class="num" scope="col">Frais</th>
-        <th class="num" scope="col">CA net</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${report.days.map(
-        (d) =>
-          html`<tr data-date="${d.date}">
-            ${row(rowLabel(d.date, report.granularity), d)}
-          </tr>`,
-      )}
-    </tbody>
-    <tfoot>
-      <tr id="revenue-totals">
-        ${row('Total', report.totals)}
-      </tr>
-    </tfoot>
-  </table>`;
-}
-
-async function plainView(engine: ReportEngine, org: Organization, chosen: Period): Promise<ReportView> {
-  const report = await revenueReport(engine, org, chosen.from, chosen.to, chosen.granularity);
-  // After the report, not beside it: a page holds no more report slots than before (finding 6).
-  const figures = await keyFigures(engine, org, report);
-  return {
-    figures: keyFiguresHtml(figures, formatsFor(org.currency)),
-    chart: revenueChartSvg(report.days, { currency: org.currency, granularity: report.granularity }),
-    table: plainTable(report, org.currency),
-  };
-}
-
-async function comparedView(
-  engine: ReportEngine,
-  org: Organization,
-  chosen: Period,
-  comparison: Comparison,
-): Promise<ReportView> {
-  const report = await comparedRevenue(engine, org, chosen, comparison, chosen.granularity);
-  const { main, previous } = report;
-  const formats = formatsFor(org.currency);
-  const net = report.keyFigures.net_revenue;
-  const granularity = main.granularity;
-  return {
-    figures: keyFiguresHtml(report.keyFigures, formats, periodWords(report.comparison)),
-    chart: revenueChartSvg(main.days, {
-      currency: org.currency,
-      granularity,
-      previous: {
-        // PC1 matches a prefix: the comparison's k-th bucket for each k it has, up to the main count.
-        values: report.buckets.flatMap((b) => (b.previous ? [b.previous.netRevenue] : [])),
-        total: previous.totals.netRevenue,
-        period: periodWords(report.comparison),
-        change: net.change,
-      },
-    }),
-    table: comparedTableHtml(report, formats, GROUPINGS[granularity].header, (date) =>
-      rowLabel(date, granularity),
-    ),
-  };
-}
 
 export async function revenuePage(plain: FastifyInstance, tools: WebTools): Promise<void> {
   const app = plain.withTypeProvider<TypeBoxTypeProvider>();
