@@ -123,6 +123,7 @@ export class ColumnarReportEngine implements ReportEngine {
   }
 
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
+    if (plan.comparison) return this.fallback.run(plan, signal); // PC1: SQL until the snapshot path exists
     for (;;) {
       signal?.throwIfAborted();
       const snapshot = await this.currentSnapshot(plan.organizationId);
