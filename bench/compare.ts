@@ -13,7 +13,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { generateDemoOrders } from '../src/demo/generate.js';
-import { createOrganization, findOrganization } from '../src/domain/organizations.js';
+import { createOrganization } from '../src/domain/organizations.js';
 import { importOrderRecords } from '../src/ingest/import.js';
 import { ColumnarReportEngine } from '../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine } from '../src/metrics/engine.js';
@@ -38,15 +38,14 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-compare-'));
 const db = await openDatabase(loadConfig({ DATA_DIR: dir }), { role: 'server' });
 try {
   await migrate(db);
-  const { id } = await createOrganization(db, { name: 'Bench PC1' });
+  const organization = await createOrganization(db, { name: 'Bench PC1' });
+  const { id } = organization;
   let started = performance.now();
   const orders = generateDemoOrders({ endDate: today, days: DAYS, ordersPerDay: target / DAYS });
   const imported = await importOrderRecords(db, id, orders);
   console.log(
     `Imported ${imported.imported.toLocaleString('en')} orders in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
-  const organization = await findOrganization(db, id);
-  if (!organization) throw new Error('organization gone');
   const sql = new SqlReportEngine(db);
   const columnar = new ColumnarReportEngine(db, sql, {
     memoryBudgetBytes: 2 * 1024 ** 3,
