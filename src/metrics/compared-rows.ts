@@ -1,7 +1,9 @@
 // PC1: a compared row as both engines answer it, from the matched values of the two periods.
 import type { DimensionId, MetricId } from '../catalog.js';
 import { changeOf, percentChange, previousOf } from '../query/compare.js';
-import type { ReportRow } from './engine.js';
+
+/** engine.ts's ReportRow, written out: engine.ts imports this module. */
+type ReportRow = Record<string, string | number | null>;
 
 export interface MatchedValues {
   /** The row's dimension values, the main period's (`date`: the main bucket's first day). */
