@@ -92,7 +92,6 @@ export function executeCompared(
   const main = aggregate(snapshot, plan, buckets.main, paths);
   const previous = aggregate(snapshot, previousPlan, buckets.previous, paths);
   if (!main || !previous) return undefined;
-  const at = (sums: Aggregate, n: number) => sums.slots[n] as number;
   const values = (mainSlot: number, previousSlot: number) => ({
     current: (id: Parameters<typeof slotMetric>[2]) => slotMetric(main.sums, mainSlot, id),
     previous: (id: Parameters<typeof slotMetric>[2]) => slotMetric(previous.sums, previousSlot, id),
@@ -124,8 +123,24 @@ export function executeCompared(
   const moved = movedKeys(main, previous, known, plan.granularity);
   if (!moved) return undefined;
 
+  return merged(plan, main, moved, known, values);
+}
+
+type Values = Pick<Parameters<typeof comparedRow>[1], 'current' | 'previous'>;
+
+/**
+ * The two sorted key lists walked together (a key in both: one row), the rows before `offset`
+ * counted but not built, those after `offset + limit` only noticed (O1, T6).
+ */
+function merged(
+  plan: ReportPlan,
+  main: Aggregate,
+  moved: { readonly keys: readonly number[]; readonly slots: readonly number[] },
+  frames: { readonly main: Frame; readonly previous: Frame } | undefined,
+  values: (mainSlot: number, previousSlot: number) => Values,
+): ReportRows {
   const rows: ReportRow[] = [];
-  const end = plan.offset + plan.limit; // O1, T6
+  const end = plan.offset + plan.limit;
   let [m, p, n] = [0, 0, 0];
   while (m < main.keys.length || p < moved.keys.length) {
     const mainKey = m < main.keys.length ? (main.keys[m] as number) : Infinity;
@@ -133,9 +148,9 @@ export function executeCompared(
     const key = Math.min(mainKey, previousKey);
     if (n >= end) return { rows, truncated: true };
     if (n >= plan.offset) {
-      const mainSlot = mainKey === key ? at(main, m) : -1;
+      const mainSlot = mainKey === key ? (main.slots[m] as number) : -1;
       const previousSlot = previousKey === key ? (moved.slots[p] as number) : -1;
-      rows.push(rowOf(plan, main, key, known, values(mainSlot, previousSlot)));
+      rows.push(rowOf(plan, main, key, frames, values(mainSlot, previousSlot)));
     }
     if (mainKey === key) m++;
     if (previousKey === key) p++;
@@ -149,7 +164,7 @@ function rowOf(
   main: Aggregate,
   key: number,
   frames: { readonly main: Frame; readonly previous: Frame } | undefined,
-  values: Pick<Parameters<typeof comparedRow>[1], 'current' | 'previous'>,
+  values: Values,
 ): ReportRow {
   const digits = digitsOf(main, key);
   const value = new Map<DimensionId, string>(
