@@ -11,6 +11,7 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { DIMENSIONS, METRICS } from '../catalog.js';
 import { ERROR_CODES, ERROR_KINDS, type ErrorCode } from '../errors.js';
+import { COMPARE_MODES } from '../query/compare.js';
 import { GRANULARITIES } from '../query/dates.js';
 import {
   DEFAULT_LIMIT,
@@ -106,6 +107,28 @@ export const TabularParameters = Type.Object(
         default: 'day',
         description:
           'G2: the `date` dimension gives the first day of the order’s day, ISO week (Monday), month, quarter or year in `timezone`. The period is unchanged: the first and last buckets may be partial.',
+      }),
+    ),
+    compare: Type.Optional(
+      Type.Enum(COMPARE_MODES, {
+        description:
+          'PC1: a second period, matched row by row: `previous_period` (as many days, ending the day before `from`), `previous_year` (one calendar year earlier, 29 February → 28 February) or `custom` (`compare_from` and `compare_to`). Adds `date_previous` after `date`, then `<metric>_previous` and `<metric>_change` for each metric.',
+      }),
+    ),
+    compare_from: Type.Optional(
+      Type.String({
+        format: 'date',
+        description:
+          'PC1: with `compare=custom` only (required then): the comparison’s first UTC day (P3, P4).',
+        examples: ['2025-01-01'],
+      }),
+    ),
+    compare_to: Type.Optional(
+      Type.String({
+        format: 'date',
+        description:
+          'PC1: with `compare=custom` only (required then): the comparison’s last UTC day, included.',
+        examples: ['2025-01-31'],
       }),
     ),
     format: Type.Optional(
@@ -240,6 +263,26 @@ const dimensionValues = Object.fromEntries(
 const metricValues = Object.fromEntries(
   METRICS.map((m) => [m.id, Type.Optional(m.type === 'currency' ? Type.Number() : Type.Integer())]),
 );
+/** PC1: a compared row's added fields, null where the comparison has no k-th `date` bucket. */
+const nullable = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Null()]));
+const comparedValues = {
+  date_previous: nullable(
+    Type.String({ format: 'date', description: 'PC1: the first day of the k-th comparison bucket.' }),
+  ),
+  ...Object.fromEntries(
+    METRICS.flatMap((m) => [
+      [`${m.id}_previous`, nullable(m.type === 'currency' ? Type.Number() : Type.Integer())],
+      [
+        `${m.id}_change`,
+        nullable(
+          Type.Number({
+            description: 'PC1: (value − previous) / previous × 100, to one decimal; null when previous is 0.',
+          }),
+        ),
+      ],
+    ]),
+  ),
+};
 
 export const TabularBody = Type.Object(
   {
@@ -256,13 +299,26 @@ export const TabularBody = Type.Object(
       ),
     ),
     offset: Type.Optional(Type.Integer({ minimum: 1, description: 'O1, when not 0.' })),
+    compare: Type.Optional(
+      Type.Object(
+        {
+          mode: Type.Enum(COMPARE_MODES),
+          from: Type.String({ format: 'date' }),
+          to: Type.String({ format: 'date' }),
+        },
+        {
+          additionalProperties: false,
+          description: 'PC1: the comparison period used, when `compare` is given.',
+        },
+      ),
+    ),
     rows: Type.Array(
       Type.Object(
-        { ...dimensionValues, ...metricValues },
+        { ...dimensionValues, ...metricValues, ...comparedValues },
         {
           additionalProperties: false,
           description:
-            'T2: the dimension ids then the metric ids, in request order. Amounts in the currency, rounded to the cent (M1).',
+            'T2: the dimension ids then the metric ids, in request order. Amounts in the currency, rounded to the cent (M1). PC1: `date_previous` right after `date`, then `<metric>_previous` and `<metric>_change` for each metric.',
         },
       ),
     ),

@@ -2,6 +2,7 @@
 // organization, from the response cache when it holds one, else computed by the report engine
 // and shaped into the body the API sends. The route only parses, calls this and maps the result.
 import type { ReportEngine, ReportRow } from '../metrics/engine.js';
+import { comparedColumns } from '../query/compare.js';
 import { NO_EXTENSIONS, type Format, type TabularQuery } from '../query/parse.js';
 import { planReport } from '../query/plan.js';
 import type { Organization } from './organizations.js';
@@ -41,6 +42,8 @@ function tabularCacheKey(organization: Organization, q: TabularQuery, format: Fo
     deductions,
   ];
   if (format !== 'json' || !usesNoExtension(q)) key.push(format, q.filters, q.granularity, q.offset);
+  // PC1: the comparison actually used (mode and resolved period).
+  if (q.comparison) key.push(['compare', q.comparison.mode, q.comparison.from, q.comparison.to]);
   return JSON.stringify(key);
 }
 
@@ -48,6 +51,13 @@ const usesNoExtension = (q: TabularQuery): boolean =>
   Object.keys(q.filters).length === 0 &&
   q.granularity === NO_EXTENSIONS.granularity &&
   q.offset === NO_EXTENSIONS.offset;
+
+/** PC1: the comparison period actually used, in the echo's field order. */
+const echo = ({ mode, from, to }: NonNullable<TabularQuery['comparison']>) => ({ mode, from, to });
+
+/** V1: the CSV's columns, the JSON row's keys in order (PC1's added fields included). */
+const csvColumns = (q: TabularQuery): string[] =>
+  q.comparison ? comparedColumns(q.dimensions, q.metrics) : [...q.dimensions, ...q.metrics];
 
 /** Rows serialized per piece: no string of the whole answer is ever built (finding 2). */
 const ROWS_PER_PIECE = 1000;
@@ -68,6 +78,7 @@ function* jsonPieces(query: TabularQuery, rows: readonly ReportRow[]): Generator
     ...(query.granularity === NO_EXTENSIONS.granularity ? {} : { granularity: query.granularity }),
     ...(Object.keys(query.filters).length === 0 ? {} : { filters: query.filters }),
     ...(query.offset === NO_EXTENSIONS.offset ? {} : { offset: query.offset }),
+    ...(query.comparison ? { compare: echo(query.comparison) } : {}),
   });
   yield `${head.slice(0, -1)},"rows":[`;
   for (let start = 0; start < rows.length; start += ROWS_PER_PIECE) {
@@ -101,9 +112,7 @@ export function tabularBody(
   room: (bytes: number) => void = () => undefined,
 ): Buffer {
   return encoded(
-    format === 'csv'
-      ? reportCsvPieces([...query.dimensions, ...query.metrics], rows, ROWS_PER_PIECE)
-      : jsonPieces(query, rows),
+    format === 'csv' ? reportCsvPieces(csvColumns(query), rows, ROWS_PER_PIECE) : jsonPieces(query, rows),
     room,
   );
 }

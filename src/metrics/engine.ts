@@ -2,9 +2,17 @@
 // a faster engine can be added later without touching the HTTP code.
 import type { Queryable } from '../db/database.js';
 import { compileReport } from '../query/compile.js';
+import {
+  compileComparedReport,
+  HAS_PREVIOUS,
+  mainColumn,
+  previousColumn,
+} from '../query/compile-compared.js';
 import type { ReportPlan } from '../query/plan.js';
+import { comparedRow } from './compared-rows.js';
 
-export type ReportRow = Record<string, string | number>;
+/** A row's fields; null only in a compared row's comparison fields (PC1). */
+export type ReportRow = Record<string, string | number | null>;
 
 export interface ReportRows {
   readonly rows: ReportRow[];
@@ -20,6 +28,7 @@ export class SqlReportEngine implements ReportEngine {
   constructor(private readonly db: Queryable) {}
 
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
+    if (plan.comparison) return this.runCompared({ ...plan, comparison: plan.comparison }, signal);
     const { sql, params } = compileReport(plan);
     const raw = await this.db.query(sql, params, signal ? { signal } : {});
     const truncated = raw.length > plan.limit;
@@ -30,6 +39,25 @@ export class SqlReportEngine implements ReportEngine {
       for (const id of plan.metrics) row[id] = Number(r[id]);
       return row;
     });
+    return { rows, truncated };
+  }
+
+  /** PC1: one statement matches the two periods; each row shaped by comparedRow. */
+  private async runCompared(
+    plan: Parameters<typeof compileComparedReport>[0],
+    signal?: AbortSignal,
+  ): Promise<ReportRows> {
+    const { sql, params } = compileComparedReport(plan);
+    const raw = await this.db.query(sql, params, signal ? { signal } : {});
+    const truncated = raw.length > plan.limit;
+    const rows = (truncated ? raw.slice(0, plan.limit) : raw).map((r) =>
+      comparedRow(plan, {
+        dimension: (id) => String(r[id]),
+        datePrevious: r[HAS_PREVIOUS] === true ? String(r.date_previous ?? '') : null,
+        current: (id) => Number(r[mainColumn(id)]),
+        previous: (id) => Number(r[previousColumn(id)]),
+      }),
+    );
     return { rows, truncated };
   }
 }

@@ -1,7 +1,7 @@
 // PC1: the second period of a compared report, and the change between two figures. Pure, shared
 // by the API (parse → plan → engines) and the Revenue page, so that both compare the same way.
 import { invalidParameter } from '../errors.js';
-import { addDays, daysInMonth, FIRST_DAY, onOrBefore } from './dates.js';
+import { addDays, daysInMonth, FIRST_DAY, onOrBefore, type Granularity } from './dates.js';
 import { isPeriodProblem, resolvePeriod, type Period } from './period.js';
 
 export const COMPARE_MODES = ['previous_period', 'previous_year', 'custom'] as const;
@@ -128,4 +128,46 @@ export function percentChange(value: number, previous: number | null): number | 
   const tenths = (2n * a + b) / (2n * b);
   const result = Number(tenths) / 10;
   return negative && result !== 0 ? -result : result;
+}
+
+/** Months of a bucket's first day from year 0: month buckets one apart differ by one. */
+const monthNumber = (day: string): number => Number(day.slice(0, 4)) * 12 + Number(day.slice(5, 7)) - 1;
+const MONTHS: Readonly<Record<'month' | 'quarter' | 'year', number>> = { month: 1, quarter: 3, year: 12 };
+
+/** PC1: k, the index of the G2 bucket starting on `start` counted from the bucket starting on `first`. */
+export function bucketIndex(first: string, start: string, granularity: Granularity): number {
+  switch (granularity) {
+    case 'day':
+      return dayNumber(start) - dayNumber(first);
+    case 'week':
+      return (dayNumber(start) - dayNumber(first)) / 7;
+    default:
+      return (monthNumber(start) - monthNumber(first)) / MONTHS[granularity];
+  }
+}
+
+/** PC1: the first day of the k-th G2 bucket after the one starting on `first`. */
+export function bucketAt(first: string, k: number, granularity: Granularity): string {
+  if (granularity === 'day') return addDays(first, k);
+  if (granularity === 'week') return addDays(first, 7 * k);
+  const month = monthNumber(first) + k * MONTHS[granularity];
+  const year = Math.floor(month / 12);
+  return `${String(year).padStart(4, '0')}-${String((month % 12) + 1).padStart(2, '0')}-01`;
+}
+
+/** PC1: the row fields after a dimension (`date_previous` after `date`) and after the metrics. */
+export const previousOf = (id: string): string => `${id}_previous`;
+export const changeOf = (id: string): string => `${id}_change`;
+
+/**
+ * PC1: a compared row's columns, as the JSON row's keys and the CSV header: the dimensions with
+ * `date_previous` right after `date`, the metrics, then `<metric>_previous`, then `<metric>_change`.
+ */
+export function comparedColumns(dimensions: readonly string[], metrics: readonly string[]): string[] {
+  return [
+    ...dimensions.flatMap((id) => (id === 'date' ? [id, previousOf(id)] : [id])),
+    ...metrics,
+    ...metrics.map(previousOf),
+    ...metrics.map(changeOf),
+  ];
 }

@@ -12,7 +12,7 @@ export interface CompiledQuery {
   readonly params: readonly unknown[];
 }
 
-class Params {
+export class Params {
   readonly values: unknown[] = [];
   bind(value: unknown, type: string): string {
     this.values.push(value);
@@ -20,19 +20,29 @@ class Params {
   }
 }
 
-interface Context {
+export interface Context {
   start: string;
   timezone: string;
   net: string;
   granularity: Granularity;
+  /** PC1: the `date` dimension as an SQL date (bucket arithmetic), not its text. */
+  dateAsDate?: boolean;
 }
+
+/** G2: the local day's bucket as an SQL date (date_trunc's week starts on Monday, ISO). */
+export const bucketDateSql = (instant: string, c: Context): string =>
+  c.granularity === 'day'
+    ? `(${instant} AT TIME ZONE ${c.timezone})::date`
+    : `date_trunc('${c.granularity}', ${instant} AT TIME ZONE ${c.timezone})::date`;
 
 const DIMENSION_SQL: Record<DimensionId, (c: Context) => string> = {
   // G2: date_trunc's week starts on Monday (ISO); the unit is one of GRANULARITIES, never the client's text.
   date: (c) =>
-    c.granularity === 'day'
-      ? `to_char(o.created_at AT TIME ZONE ${c.timezone}, 'YYYY-MM-DD')`
-      : `to_char(date_trunc('${c.granularity}', o.created_at AT TIME ZONE ${c.timezone}), 'YYYY-MM-DD')`,
+    c.dateAsDate
+      ? bucketDateSql('o.created_at', c)
+      : c.granularity === 'day'
+        ? `to_char(o.created_at AT TIME ZONE ${c.timezone}, 'YYYY-MM-DD')`
+        : `to_char(date_trunc('${c.granularity}', o.created_at AT TIME ZONE ${c.timezone}), 'YYYY-MM-DD')`,
   store: () => 's.address',
   country: () => `coalesce(o.billing_country, 'Unknown')`,
   // U3: a property of the customer for the whole period.
@@ -71,7 +81,30 @@ export function compileReport(plan: ReportPlan): CompiledQuery {
   };
   const end = params.bind(plan.periodEnd, 'timestamptz');
   const excluded = params.bind(plan.settings.excludedStatuses, 'text[]');
+  const grouped = groupedSelect(plan, params, { organization, context, end, excluded });
+  // O1: the first `offset` rows are skipped, the totals row (T5) included.
+  const offset = plan.offset > 0 ? ` OFFSET ${params.bind(plan.offset, 'integer')}` : '';
+  if (plan.dimensions.length === 0) return { sql: grouped.join('\n') + offset, params: params.values }; // T5
+  // T3: by code point (the "C" collation), first dimension first; T6: one extra row reveals truncation.
+  const order = plan.dimensions.map((id) => `"${id}" COLLATE "C"`).join(', ');
+  const limit = params.bind(plan.limit + 1, 'integer');
+  return {
+    sql: `SELECT * FROM (\n${grouped.join('\n')}\n) AS report ORDER BY ${order} LIMIT ${limit}${offset}`,
+    params: params.values,
+  };
+}
 
+/** What one period's grouped statement reads: bound parameters and its context. */
+export interface PeriodSql {
+  readonly organization: string;
+  readonly context: Context;
+  readonly end: string;
+  readonly excluded: string;
+}
+
+/** One period's rows (T1, S1, F1, U3 from its start), grouped by the plan's dimensions. */
+export function groupedSelect(plan: ReportPlan, params: Params, period: PeriodSql): string[] {
+  const { organization, context, end, excluded } = period;
   const columns = [
     ...plan.dimensions.map((id) => `${DIMENSION_SQL[id](context)} AS "${id}"`),
     ...plan.metrics.map((id) => `${METRIC_SQL[id](context)} AS "${id}"`),
@@ -97,15 +130,6 @@ export function compileReport(plan: ReportPlan): CompiledQuery {
     `  AND o.status <> ALL (${excluded})`, // S1
     ...filters,
   ];
-  // O1: the first `offset` rows are skipped, the totals row (T5) included.
-  const offset = plan.offset > 0 ? ` OFFSET ${params.bind(plan.offset, 'integer')}` : '';
-  if (plan.dimensions.length === 0) return { sql: grouped.join('\n') + offset, params: params.values }; // T5
-  grouped.push(`GROUP BY ${plan.dimensions.map((_, i) => i + 1).join(', ')}`);
-  // T3: by code point (the "C" collation), first dimension first; T6: one extra row reveals truncation.
-  const order = plan.dimensions.map((id) => `"${id}" COLLATE "C"`).join(', ');
-  const limit = params.bind(plan.limit + 1, 'integer');
-  return {
-    sql: `SELECT * FROM (\n${grouped.join('\n')}\n) AS report ORDER BY ${order} LIMIT ${limit}${offset}`,
-    params: params.values,
-  };
+  if (plan.dimensions.length > 0) grouped.push(`GROUP BY ${plan.dimensions.map((_, i) => i + 1).join(', ')}`);
+  return grouped;
 }

@@ -1,6 +1,7 @@
 // Step 1 of the pipeline: the raw query string into a checked TabularQuery (SPEC section 6).
 import { isDimensionId, isMetricId, type DimensionId, type MetricId } from '../catalog.js';
 import { AppError, appError, ERROR_KINDS, invalidParameter } from '../errors.js';
+import { resolveComparison, type Comparison } from './compare.js';
 import { FIRST_DAY, GRANULARITIES, isGranularity, LAST_DAY, type Granularity } from './dates.js';
 import { requirePeriod } from './period.js';
 
@@ -21,6 +22,8 @@ export interface TabularQuery {
   readonly granularity: Granularity;
   /** O1: rows skipped, in T3 order, before `limit` applies. */
   readonly offset: number;
+  /** PC1: the comparison period, when the request asks for one. */
+  readonly comparison?: Comparison;
 }
 
 /** F1: the dimensions a report can be filtered on. */
@@ -169,7 +172,19 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     );
   }
   const bucket = granularity(raw);
-  if (dimensionIds.includes('date')) checkCalendarEdges(from, to, timezone, context);
+  const comparison = resolveComparison(
+    {
+      compare: single(raw, 'compare'),
+      compare_from: single(raw, 'compare_from'),
+      compare_to: single(raw, 'compare_to'),
+    },
+    { from, to },
+    context.today,
+  ); // PC1
+  if (dimensionIds.includes('date')) {
+    checkCalendarEdges(from, to, timezone, context);
+    if (comparison) checkCalendarEdges(comparison.from, comparison.to, timezone, context);
+  }
   return {
     dimensions: dimensionIds.filter(isDimensionId),
     metrics: metricIds.filter(isMetricId),
@@ -181,6 +196,7 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     // G2: checked always; without the date dimension it changes nothing, not even the echo or the cache entry.
     granularity: dimensionIds.includes('date') ? bucket : NO_EXTENSIONS.granularity,
     offset: integerParameter(raw, 'offset', NO_EXTENSIONS.offset, 0, MAX_OFFSET),
+    ...(comparison ? { comparison } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 // Step 2: a checked query and the authenticated organization's settings into a plan that says
 // exactly what to compute. Pure, so a plan can be shown without a database (a dry run).
 import type { DimensionId, MetricId, ReportSettings } from '../catalog.js';
+import type { Comparison } from './compare.js';
 import { addDays, dayStart, type Granularity } from './dates.js';
 import type { Filters, TabularQuery } from './parse.js';
 
@@ -23,7 +24,24 @@ export interface ReportPlan {
   readonly settings: ReportSettings;
   /** Customer type (U3) needs each customer's first counted order. */
   readonly needsFirstOrders: boolean;
+  /**
+   * PC1: the comparison period, computed on its own (its own U3 start, the same filters); the
+   * engine then answers matched rows (src/metrics/compared-rows.ts).
+   */
+  readonly comparison?: ComparisonPlan;
 }
+
+/** PC1: the comparison period as the echo shows it, and its instants as T1 reads them. */
+export interface ComparisonPlan extends Comparison {
+  readonly periodStart: string;
+  readonly periodEnd: string;
+}
+
+/** T1's instants of a period of UTC days. */
+const instants = (period: { readonly from: string; readonly to: string }) => ({
+  periodStart: dayStart(period.from),
+  periodEnd: dayStart(addDays(period.to, 1)),
+});
 
 const FIRST_ORDER_METRICS: ReadonlySet<MetricId> = new Set(['new_customers', 'returning_customers']);
 
@@ -35,8 +53,7 @@ export function planReport(
     organizationId: organization.id,
     dimensions: query.dimensions,
     metrics: query.metrics,
-    periodStart: dayStart(query.from),
-    periodEnd: dayStart(addDays(query.to, 1)),
+    ...instants(query),
     timezone: query.timezone,
     limit: query.limit,
     filters: query.filters,
@@ -47,5 +64,6 @@ export function planReport(
       query.dimensions.includes('customer_type') ||
       query.filters.customer_type !== undefined ||
       query.metrics.some((m) => FIRST_ORDER_METRICS.has(m)),
+    ...(query.comparison ? { comparison: { ...query.comparison, ...instants(query.comparison) } } : {}),
   };
 }

@@ -79,9 +79,19 @@ export interface OracleQuery {
   granularity?: Granularity;
   /** O1, default 0. */
   offset?: number;
+  /** PC1: the comparison as the request gave it (custom: with its two days, before P4's cap). */
+  compare?: OracleCompare;
 }
 
-export type Row = Record<string, string | number>;
+/** PC1's parameters. */
+export interface OracleCompare {
+  mode: 'previous_period' | 'previous_year' | 'custom';
+  from?: string;
+  to?: string;
+}
+
+/** A row's fields; null only in PC1's comparison fields. */
+export type Row = Record<string, string | number | null>;
 
 /** T2: the fields of an answer, in order, when no parameter of section 14 is used. */
 export const REFERENCE_FIELDS = [
@@ -104,6 +114,8 @@ export interface OracleBody {
   granularity?: Granularity;
   filters?: Filters;
   offset?: number;
+  /** PC1: the comparison period used. */
+  compare?: { mode: string; from: string; to: string };
   rows: Row[];
   rowCount: number;
 }
@@ -171,7 +183,25 @@ export function queryFromSearch(params: URLSearchParams): OracleQuery {
     offset = /^[0-9]+$/.test(offsetText) ? Number(offsetText) : NaN;
     if (!(offset >= 0 && offset <= MAX_OFFSET)) throw new Error(`oracle: invalid offset ${offsetText}`);
   }
+  const mode = params.get('compare');
+  const compareFrom = params.get('compare_from');
+  const compareTo = params.get('compare_to');
+  if (mode !== null && !['previous_period', 'previous_year', 'custom'].includes(mode))
+    throw new Error(`oracle: invalid compare ${mode}`);
+  if ((compareFrom !== null || compareTo !== null) && mode !== 'custom')
+    throw new Error('oracle: compare_from/compare_to without compare=custom');
+  if (mode === 'custom' && (compareFrom === null || compareTo === null))
+    throw new Error('oracle: compare=custom without its two days');
+  const compare =
+    mode === null
+      ? undefined
+      : ({
+          mode,
+          ...(compareFrom !== null ? { from: compareFrom } : {}),
+          ...(compareTo !== null ? { to: compareTo } : {}),
+        } as OracleCompare);
   return {
+    ...(compare ? { compare } : {}),
     dimensions: dimensions as DimensionId[],
     metrics: metrics as MetricId[],
     from,
@@ -460,77 +490,26 @@ export function oracle(
   const to = query.to;
   const cap = earliestFrom(to);
   const from = query.from < cap ? cap : query.from;
-  const start = dayStartNs(from);
-  const end = dayStartNs(addDays(to, 1));
-
   const granularity = query.granularity ?? 'day';
   const filters = query.filters ?? {};
-  const groups = new Map<string, Group>();
-  for (const o of counted) {
-    if (o.at < start || o.at >= end) continue;
-    let type: 'anonymous' | 'new' | 'returning' = 'anonymous';
-    if (o.customer !== undefined) {
-      // U2 looks at every counted order: filters never change a customer's first order.
-      const first = firstOrder.get(o.customer)!;
-      type = first >= start ? 'new' : 'returning';
-    }
-    // F1: every filter given must hold (AND), on the value the row would show.
-    const shown: Record<FilterDimension, string> = {
-      store: o.store,
-      country: o.country,
-      customer_type: type,
-      status: o.status,
-    };
-    if (FILTER_DIMENSIONS.some((d) => filters[d] !== undefined && !filters[d].includes(shown[d]))) continue;
-    const values = query.dimensions.map((d) => {
-      switch (d) {
-        case 'date':
-          return bucketOf(dayInZone(o.at, query.timezone), granularity);
-        case 'store':
-          return o.store;
-        case 'country':
-          return o.country;
-        case 'customer_type':
-          return type;
-        case 'status':
-          return o.status;
-      }
-    });
-    const key = JSON.stringify(values);
-    let group = groups.get(key);
-    if (!group) {
-      group = emptyGroup(values);
-      groups.set(key, group);
-    }
-    group.orders += 1n;
-    group.items += o.items;
-    group.gross += o.total;
-    group.net += netCents(o, settings.deductions);
-    group.taxes += o.tax;
-    group.shipping += o.shipping;
-    if (o.customer !== undefined) {
-      group.customers.add(o.customer);
-      if (type === 'new') group.newCustomers.add(o.customer);
-      if (type === 'returning') group.returningCustomers.add(o.customer);
-    }
-  }
+  const groups = periodGroups(counted, firstOrder, settings, query, from, to);
   // T5: no dimension, exactly one row (zeros without orders). T4: otherwise only non-empty groups.
   if (query.dimensions.length === 0 && groups.size === 0) groups.set('[]', emptyGroup([]));
-
-  const sorted = [...groups.values()].sort((a, b) => {
-    for (let i = 0; i < a.values.length; i++) {
-      const c = compareCodePoints(a.values[i]!, b.values[i]!);
-      if (c !== 0) return c;
-    }
-    return 0;
-  });
-
-  const allRows = sorted.map((g) => {
-    const row: Row = {};
-    query.dimensions.forEach((d, i) => (row[d] = g.values[i]!));
-    for (const m of query.metrics) row[m] = metricValue(g, m);
-    return row;
-  });
+  const comparison = query.compare && comparisonPeriod(query.compare, from, to);
+  const allRows = comparison
+    ? comparedRows(
+        query,
+        groups,
+        periodGroups(counted, firstOrder, settings, query, comparison.from, comparison.to),
+        { from, to },
+        comparison,
+      )
+    : sortedGroups(groups).map((g) => {
+        const row: Row = {};
+        query.dimensions.forEach((d, i) => (row[d] = g.values[i]!));
+        for (const m of query.metrics) row[m] = metricValue(g, m);
+        return row;
+      });
   // O1 then T6: skip `offset` rows (T5's single row too), keep `limit`; truncated when rows remain.
   const limit = query.limit ?? 10_000;
   const offset = query.offset ?? 0;
@@ -547,6 +526,7 @@ export function oracle(
     ...(granularity !== 'day' && query.dimensions.includes('date') ? { granularity } : {}),
     ...(given.length > 0 ? { filters: Object.fromEntries(given.map((d) => [d, [...filters[d]!]])) } : {}),
     ...(offset !== 0 ? { offset } : {}),
+    ...(comparison ? { compare: { mode: query.compare!.mode, ...comparison } } : {}),
     rows,
     rowCount: rows.length,
   };
@@ -563,12 +543,21 @@ export function oracle(
  * begins with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, numbers never.
  */
 export function csvCells(body: OracleBody): string[][] {
-  const ids = [...body.dimensions, ...body.metrics];
-  const cell = (value: string | number): string => {
+  // PC1: the compared row's fields, in its order, null as an empty cell.
+  const ids = body.compare
+    ? [
+        ...body.dimensions.flatMap((d) => (d === 'date' ? [d, 'date_previous'] : [d])),
+        ...body.metrics,
+        ...body.metrics.map((m) => `${m}_previous`),
+        ...body.metrics.map((m) => `${m}_change`),
+      ]
+    : [...body.dimensions, ...body.metrics];
+  const cell = (value: string | number | null): string => {
+    if (value === null) return '';
     if (typeof value === 'number') return JSON.stringify(value);
     return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
   };
-  return [ids, ...body.rows.map((row) => ids.map((id) => cell(row[id]!)))];
+  return [ids, ...body.rows.map((row) => ids.map((id) => cell(row[id] ?? null)))];
 }
 
 /**
@@ -635,4 +624,204 @@ function metricValue(g: Group, metric: MetricId): number {
     case 'returning_customers':
       return g.returningCustomers.size;
   }
+}
+
+/** T3: groups by their values, first dimension first, by code point. */
+function sortedGroups(groups: Map<string, Group>): Group[] {
+  return [...groups.values()].sort((a, b) => compareValues(a.values, b.values));
+}
+
+function compareValues(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const c = compareCodePoints(a[i]!, b[i]!);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/** The groups of the counted orders of [from, to] (T1; U3 relative to `from`; F1; G2). */
+function periodGroups(
+  counted: readonly Order[],
+  firstOrder: ReadonlyMap<string, bigint>,
+  settings: ReportSettings,
+  query: OracleQuery,
+  from: string,
+  to: string,
+): Map<string, Group> {
+  const start = dayStartNs(from);
+  const end = dayStartNs(addDays(to, 1));
+  const granularity = query.granularity ?? 'day';
+  const filters = query.filters ?? {};
+  const groups = new Map<string, Group>();
+  for (const o of counted) {
+    if (o.at < start || o.at >= end) continue;
+    let type: 'anonymous' | 'new' | 'returning' = 'anonymous';
+    if (o.customer !== undefined) {
+      // U2 looks at every counted order: filters never change a customer's first order.
+      const first = firstOrder.get(o.customer)!;
+      type = first >= start ? 'new' : 'returning';
+    }
+    // F1: every filter given must hold (AND), on the value the row would show.
+    const shown: Record<FilterDimension, string> = {
+      store: o.store,
+      country: o.country,
+      customer_type: type,
+      status: o.status,
+    };
+    if (FILTER_DIMENSIONS.some((d) => filters[d] !== undefined && !filters[d].includes(shown[d]))) continue;
+    const values = query.dimensions.map((d) => {
+      switch (d) {
+        case 'date':
+          return bucketOf(dayInZone(o.at, query.timezone), granularity);
+        case 'store':
+          return o.store;
+        case 'country':
+          return o.country;
+        case 'customer_type':
+          return type;
+        case 'status':
+          return o.status;
+      }
+    });
+    const key = JSON.stringify(values);
+    let group = groups.get(key);
+    if (!group) {
+      group = emptyGroup(values);
+      groups.set(key, group);
+    }
+    group.orders += 1n;
+    group.items += o.items;
+    group.gross += o.total;
+    group.net += netCents(o, settings.deductions);
+    group.taxes += o.tax;
+    group.shipping += o.shipping;
+    if (o.customer !== undefined) {
+      group.customers.add(o.customer);
+      if (type === 'new') group.newCustomers.add(o.customer);
+      if (type === 'returning') group.returningCustomers.add(o.customer);
+    }
+  }
+  return groups;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PC1: period comparisons.
+
+/** Days of [from, to], both counted. */
+function daysOf(from: string, to: string): number {
+  return Math.round((dayToMs(to) - dayToMs(from)) / 86_400_000) + 1;
+}
+
+/** One calendar year earlier; 29 February becomes 28 February (the year before a leap year is not one). */
+function oneYearEarlier(day: string): string {
+  const [y, m, d] = day.split('-') as [string, string, string];
+  const year = String(Number(y) - 1).padStart(4, '0');
+  return `${year}-${m}-${m === '02' && d === '29' ? '28' : d}`;
+}
+
+/** PC1: the comparison period, after P4's cap on the main one (and on a custom one, keeping its to). */
+export function comparisonPeriod(
+  compare: OracleCompare,
+  from: string,
+  to: string,
+): { from: string; to: string } {
+  switch (compare.mode) {
+    case 'previous_period': {
+      const end = addDays(from, -1);
+      return { from: addDays(end, -(daysOf(from, to) - 1)), to: end };
+    }
+    case 'previous_year':
+      return { from: oneYearEarlier(from), to: oneYearEarlier(to) };
+    case 'custom': {
+      const cap = earliestFrom(compare.to!);
+      return { from: compare.from! < cap ? cap : compare.from!, to: compare.to! };
+    }
+  }
+}
+
+/**
+ * The first day of each G2 bucket of a period, in order: from the bucket holding its first instant
+ * (`from` 00:00 UTC) to the one holding its last, in the zone, listed day by day.
+ */
+function periodBuckets(from: string, to: string, timeZone: string, granularity: Granularity): string[] {
+  const first = dayInZone(dayStartNs(from), timeZone);
+  const last = dayInZone(dayStartNs(addDays(to, 1)) - 1n, timeZone);
+  const buckets: string[] = [];
+  for (let day = first; day <= last; day = addDays(day, 1)) {
+    const bucket = bucketOf(day, granularity);
+    if (buckets[buckets.length - 1] !== bucket) buckets.push(bucket);
+  }
+  return buckets;
+}
+
+/**
+ * PC1: `<metric>_change` from the two values as written: (value − previous) / previous × 100 in
+ * hundredths (every value is a whole number of cents), rounded half away from zero to a tenth.
+ */
+export function changeOf(value: number, previous: number | null): number | null {
+  if (previous === null || previous === 0) return null;
+  const v = parseSignedCents(value);
+  const p = parseSignedCents(previous);
+  const tenths = divideRounded((v - p) * 1000n, p);
+  const negative = tenths < 0n;
+  const abs = negative ? -tenths : tenths;
+  return Number(`${negative ? '-' : ''}${abs / 10n}.${abs % 10n}`);
+}
+
+function parseSignedCents(value: number): bigint {
+  return value < 0 ? -parseCents(-value) : parseCents(value);
+}
+
+/**
+ * PC1: the matched rows: the comparison's k-th bucket on the main period's k-th, the other
+ * dimensions by value, a row for every combination with an order in either period, in T3 order
+ * of the main period's values.
+ */
+function comparedRows(
+  query: OracleQuery,
+  main: Map<string, Group>,
+  previous: Map<string, Group>,
+  mainPeriod: { from: string; to: string },
+  comparison: { from: string; to: string },
+): Row[] {
+  const granularity = query.granularity ?? 'day';
+  const dateAt = query.dimensions.indexOf('date');
+  const mainBuckets = periodBuckets(mainPeriod.from, mainPeriod.to, query.timezone, granularity);
+  const previousBuckets = periodBuckets(comparison.from, comparison.to, query.timezone, granularity);
+  const rows = new Map<string, { values: string[]; main?: Group; previous?: Group }>();
+  for (const g of main.values()) rows.set(JSON.stringify(g.values), { values: g.values, main: g });
+  for (const g of previous.values()) {
+    const values = [...g.values];
+    if (dateAt >= 0) {
+      const k = previousBuckets.indexOf(values[dateAt]!);
+      if (k < 0) throw new Error(`oracle: ${values[dateAt]} is not a bucket of the comparison`);
+      if (k >= mainBuckets.length) continue; // past the main period's buckets
+      values[dateAt] = mainBuckets[k]!;
+    }
+    const key = JSON.stringify(values);
+    const row = rows.get(key) ?? { values };
+    row.previous = g;
+    rows.set(key, row);
+  }
+  if (query.dimensions.length === 0 && rows.size === 0) rows.set('[]', { values: [] });
+  return [...rows.values()]
+    .sort((a, b) => compareValues(a.values, b.values))
+    .map(({ values, main: m, previous: p }) => {
+      const row: Row = {};
+      let hasPrevious = true;
+      query.dimensions.forEach((d, i) => {
+        row[d] = values[i]!;
+        if (d === 'date') {
+          const k = mainBuckets.indexOf(values[i]!);
+          hasPrevious = k < previousBuckets.length;
+          row.date_previous = hasPrevious ? previousBuckets[k]! : null;
+        }
+      });
+      const current = (metric: MetricId) => metricValue(m ?? emptyGroup([]), metric);
+      const before = (metric: MetricId) => (hasPrevious ? metricValue(p ?? emptyGroup([]), metric) : null);
+      for (const metric of query.metrics) row[metric] = current(metric);
+      for (const metric of query.metrics) row[`${metric}_previous`] = before(metric);
+      for (const metric of query.metrics) row[`${metric}_change`] = changeOf(current(metric), before(metric));
+      return row;
+    });
 }

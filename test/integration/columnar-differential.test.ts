@@ -23,7 +23,8 @@ import { importOrderRecords } from '../../src/ingest/import.js';
 import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine, type ReportEngine } from '../../src/metrics/engine.js';
-import { addDays, GRANULARITIES } from '../../src/query/dates.js';
+import { resolveComparison } from '../../src/query/compare.js';
+import { addDays, dayOf, dayStart, GRANULARITIES } from '../../src/query/dates.js';
 import { NO_EXTENSIONS } from '../../src/query/parse.js';
 import { planReport, type ReportPlan } from '../../src/query/plan.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -188,6 +189,34 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
     );
 }
 
+/** PC1: a plan with a comparison period (previous period, previous year, or custom of any length). */
+function comparedPlanArbitrary(
+  organizationIds: string[],
+  excludedStatuses: string[],
+): fc.Arbitrary<ReportPlan> {
+  return fc
+    .tuple(
+      planArbitrary(organizationIds, excludedStatuses),
+      fc.constantFrom('previous_period', 'previous_year', 'custom'),
+      day,
+      fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 729 })),
+    )
+    .map(([plan, mode, first, length]) => {
+      const period = { from: dayOf(plan.periodStart), to: addDays(dayOf(plan.periodEnd), -1) };
+      const custom = { compare_from: first, compare_to: addDays(first, length) };
+      const comparison = resolveComparison({ compare: mode, ...(mode === 'custom' ? custom : {}) }, period);
+      if (!comparison) throw new Error('a comparison was asked for');
+      return {
+        ...plan,
+        comparison: {
+          ...comparison,
+          periodStart: dayStart(comparison.from),
+          periodEnd: dayStart(addDays(comparison.to, 1)),
+        },
+      };
+    });
+}
+
 describe('columnar engine against the SQL engine', () => {
   let database: TestDatabase;
   let sql: SqlReportEngine;
@@ -248,6 +277,24 @@ describe('columnar engine against the SQL engine', () => {
     const answeredBySql = fallbacks.filter((p) => p.timezone !== 'America/Santiago');
     assert.deepEqual(answeredBySql, [], 'the columnar engine answered every plan itself');
     assert.ok(events.filter((e) => e.event === 'built').length >= 2);
+  });
+
+  test('PC1: identical compared rows and truncation on random compared plans', async () => {
+    fallbacks = [];
+    // The SQL engine reads first orders kept for the stored settings: store the plans' ones.
+    const variant = settingsVariants[0]!;
+    await updateReportSettings(database.db, a, variant);
+    await updateReportSettings(database.db, b, variant);
+    await fc.assert(
+      fc.asyncProperty(comparedPlanArbitrary([a, a, b], variant.excludedStatuses), async (plan) => {
+        const expected = await sql.run(plan);
+        assert.deepStrictEqual(await columnar.run(plan), expected);
+        assert.deepStrictEqual(await narrow.run(plan), expected, 'on the other execution paths');
+      }),
+      { seed: SEED + 100, numRuns: Math.ceil(RUNS_PER_SETTINGS / 3) },
+    );
+    const answeredBySql = fallbacks.filter((p) => p.timezone !== 'America/Santiago');
+    assert.deepEqual(answeredBySql, [], 'the columnar engine answered every compared plan itself');
   });
 
   test('never stale: an import, a re-import, a raw update and a deleted store show at the next request (X1)', async () => {

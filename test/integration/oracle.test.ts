@@ -662,6 +662,45 @@ function generateQuery(
   };
 }
 
+/**
+ * PC1: a generated query with a comparison: the previous period, the same period a year earlier
+ * (often over 29 February), or a custom period of another length (it may overlap the main one);
+ * some main periods are replaced by the cases PC1 is most easily wrong on: weeks across a year
+ * end, months of 28 to 31 days, a period starting or ending on 29 February.
+ */
+function withComparison(query: GeneratedQuery, lines: readonly RawOrder[]): GeneratedQuery {
+  const url = new URL(query.path, 'http://x');
+  const params = url.searchParams;
+  const special: { from: string; to: string; granularity?: Granularity } | undefined = weighted([
+    [undefined, 55],
+    [{ from: '2025-12-22', to: `2026-01-${String(int(4, 18)).padStart(2, '0')}`, granularity: 'week' }, 12],
+    [{ from: '2024-02-29', to: addDays('2024-02-29', int(0, 40)) }, 10],
+    [{ from: addDays('2024-02-29', -int(0, 40)), to: '2024-02-29' }, 8],
+    [{ from: '2025-03-01', to: '2025-05-31', granularity: 'month' }, 8],
+    [{ from: '2025-10-01', to: '2026-03-31', granularity: pick(['quarter', 'month', 'year'] as const) }, 7],
+  ] as const);
+  if (special) {
+    params.set('from', special.from);
+    params.set('to', special.to);
+    if (special.granularity) params.set('granularity', special.granularity);
+    if (!(params.get('dimensions') ?? '').includes('date') && chance(0.7))
+      params.set('dimensions', ['date', ...resolveIds(params.getAll('dimensions'))].join(','));
+  }
+  const mode = weighted([
+    ['previous_period', 35],
+    ['previous_year', 35],
+    ['custom', 30],
+  ] as const);
+  params.set('compare', mode);
+  if (mode === 'custom') {
+    const days = lines.map((l) => l.created_at.slice(0, 10));
+    const period = generatePeriod(days.filter((d) => d >= '2022-06-01'));
+    params.set('compare_from', period.from);
+    params.set('compare_to', period.to);
+  }
+  return { ...query, path: `${url.pathname}?${params.toString().replace(/%2C/g, ',')}` };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Comparison
 
@@ -898,6 +937,26 @@ describe(`oracle: API figures equal an independent implementation of the SPEC (s
       const queries: GeneratedQuery[] = [];
       for (let i = 0; i < 50; i++) queries.push(generateQuery(lines, DEFAULT_SETTINGS, 0.7));
       await compareMany(t, sql, key, lines, DEFAULT_SETTINGS, queries);
+    } finally {
+      await sql.close();
+    }
+  });
+
+  test('PC1: 70 random compared queries on the columnar engine, 40 on the SQL engine (V1 for some)', async (t) => {
+    await updateReportSettings(service.db, orgId, DEFAULT_SETTINGS);
+    const compared = (share: number) => withComparison(generateQuery(lines, DEFAULT_SETTINGS, share), lines);
+    const queries = Array.from({ length: 70 }, () => compared(0.5));
+    await compareMany(t, service, key, lines, DEFAULT_SETTINGS, queries);
+    const sql = await startSqlEngineApp(service);
+    try {
+      await compareMany(
+        t,
+        sql,
+        key,
+        lines,
+        DEFAULT_SETTINGS,
+        Array.from({ length: 40 }, () => compared(0.6)),
+      );
     } finally {
       await sql.close();
     }

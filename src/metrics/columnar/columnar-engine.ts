@@ -18,6 +18,7 @@ import type { ReportEngine, ReportRows } from '../engine.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
 import { readDelta, REBUILD } from './delta.js';
+import { executeCompared } from './compared.js';
 import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js';
 import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
@@ -128,8 +129,18 @@ export class ColumnarReportEngine implements ReportEngine {
       const snapshot = await this.currentSnapshot(plan.organizationId);
       signal?.throwIfAborted();
       if (snapshot) {
-        const buckets = plan.dimensions.includes('date') ? await this.bucketsFor(plan) : undefined;
-        const rows = executePlan(snapshot, plan, buckets, this.paths);
+        const buckets = plan.dimensions.includes('date')
+          ? await this.bucketsFor(plan, plan.timezone)
+          : undefined;
+        // PC1: both periods on the one snapshot this request caught up.
+        const rows = plan.comparison
+          ? executeCompared(
+              snapshot,
+              { ...plan, comparison: plan.comparison },
+              { main: buckets, previous: buckets && (await this.bucketsFor(plan.comparison, plan.timezone)) },
+              this.paths,
+            )
+          : executePlan(snapshot, plan, buckets, this.paths);
         if (rows) return rows;
         return this.fallback.run(plan, signal);
       }
@@ -432,13 +443,16 @@ export class ColumnarReportEngine implements ReportEngine {
   }
 
   /** Local days of the plan's period in its zone, from the database's zone rules (cached: they do not change). */
-  private bucketsFor(plan: ReportPlan): Promise<DayBuckets | undefined> {
+  private bucketsFor(
+    plan: Pick<ReportPlan, 'periodStart' | 'periodEnd'>,
+    timezone: string,
+  ): Promise<DayBuckets | undefined> {
     const from = dayOf(plan.periodStart);
     const to = addDays(dayOf(plan.periodEnd), -1); // '10000-01-01' after a `to` of 9999-12-31
-    const key = `${plan.timezone}\u0000${from}\u0000${to}`;
+    const key = `${timezone}\u0000${from}\u0000${to}`;
     let buckets = this.dayBuckets.get(key);
     if (!buckets) {
-      buckets = loadDayBuckets(this.db, plan.timezone, from, to, this.paths.dayUnits);
+      buckets = loadDayBuckets(this.db, timezone, from, to, this.paths.dayUnits);
       buckets.catch(() => this.dayBuckets.delete(key));
       this.dayBuckets.set(key, buckets);
     }

@@ -56,7 +56,7 @@ const RETURNING_CUSTOMERS = 8;
 const LAST_CUSTOMER = 9;
 const SLOT = 10;
 
-interface DimensionKey {
+export interface DimensionKey {
   readonly id: DimensionId;
   /** Values in T3 order: the key digit is an index into it. */
   readonly sorted: readonly string[];
@@ -92,7 +92,7 @@ function valuesOf(
   }
 }
 
-interface KeyWeights {
+export interface KeyWeights {
   readonly dimensions: readonly DimensionKey[];
   /** How many keys there are: the product of the dimensions' sizes. */
   readonly space: number;
@@ -138,6 +138,25 @@ export function executePlan(
   buckets: DayBuckets | undefined,
   paths: ExecutionPaths = EXECUTION_PATHS,
 ): ReportRows | undefined {
+  const sums = aggregate(snapshot, plan, buckets, paths);
+  return sums && shape(plan, sums.weights.dimensions, sums.sums, sums.keys, sums.slots);
+}
+
+/** A plan's sums: the keys that occur, in key (T3) order, and each one's slot in `sums`. */
+export interface Aggregate {
+  readonly weights: KeyWeights;
+  readonly sums: Float64Array;
+  readonly keys: readonly number[];
+  readonly slots: readonly number[];
+}
+
+/** The sums of each row of the plan, or undefined when this plan is better left to SQL. */
+export function aggregate(
+  snapshot: Snapshot,
+  plan: ReportPlan,
+  buckets: DayBuckets | undefined,
+  paths: ExecutionPaths = EXECUTION_PATHS,
+): Aggregate | undefined {
   const weights = keyWeights(plan, snapshot, buckets);
   if (!weights || (plan.dimensions.includes('date') && !buckets)) return undefined;
   const scan = new ScanSettings(snapshot, plan, weights, buckets);
@@ -156,7 +175,7 @@ export function executePlan(
     const keys: number[] = [];
     for (let key = 0; key < weights.space; key++)
       if ((sums[key * SLOT + ORDERS] as number) > 0) keys.push(key);
-    return shape(plan, weights.dimensions, sums, keys, keys);
+    return { weights, sums, keys, slots: keys };
   }
   // Two passes: each counted order's key, then its slot among the keys that occur (in key order).
   const keyOfs = snapshot.parts.map((part) => new Float64Array(part.orderCount).fill(-1));
@@ -164,13 +183,7 @@ export function executePlan(
   const keys = keysToSlots(keyOfs, weights.space, paths.tableKeys);
   const sums = new Float64Array(keys.length * SLOT);
   each((part, customers, p) => accumulate(part, customers, scan, sums, keyOfs[p]));
-  return shape(
-    plan,
-    weights.dimensions,
-    sums,
-    keys,
-    Array.from(keys, (_, slot) => slot),
-  );
+  return { weights, sums, keys, slots: Array.from(keys, (_, slot) => slot) };
 }
 
 /**
@@ -445,9 +458,13 @@ function row(
     const digit = Math.floor(key / dimension.stride) % dimension.sorted.length;
     out[dimension.id] = dimension.sorted[digit] as string;
   }
-  const value = (field: number): number => (slot < 0 ? 0 : (sums[slot * SLOT + field] as number));
-  for (const id of plan.metrics) out[id] = metricValue(id, value);
+  for (const id of plan.metrics) out[id] = slotMetric(sums, slot, id);
   return out;
+}
+
+/** A metric of the slot's row (slot -1: no order, zeros). */
+export function slotMetric(sums: Float64Array, slot: number, id: MetricId): number {
+  return metricValue(id, (field) => (slot < 0 ? 0 : (sums[slot * SLOT + field] as number)));
 }
 
 function metricValue(id: MetricId, value: (field: number) => number): number {

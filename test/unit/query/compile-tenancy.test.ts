@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS } from '../../../src/catalog.js';
 import { compileReport } from '../../../src/query/compile.js';
+import { compileComparedReport } from '../../../src/query/compile-compared.js';
 import { NO_EXTENSIONS } from '../../../src/query/parse.js';
 import { planReport } from '../../../src/query/plan.js';
 import { tenantTablesWithoutFilter } from '../../helpers/tenancy.js';
@@ -51,4 +52,33 @@ test('the tenancy checker itself catches a missing filter', () => {
     'api_keys',
   ]);
   assert.deepEqual(tenantTablesWithoutFilter('SELECT 1 FROM organizations WHERE id = $1'), []);
+});
+
+test('tenancy, PC1: every table of a compared statement (both periods) is filtered by organization', () => {
+  const ids = DIMENSIONS.map((d) => d.id);
+  let checked = 0;
+  for (let mask = 0; mask < 1 << ids.length; mask++) {
+    const dimensions = ids.filter((_, i) => mask & (1 << i));
+    for (const filters of [{}, EVERY_FILTER]) {
+      const plan = planReport(
+        {
+          dimensions,
+          metrics: METRICS.map((m) => m.id),
+          from: '2026-01-01',
+          to: '2026-01-31',
+          timezone: 'UTC',
+          limit: 10,
+          ...NO_EXTENSIONS,
+          filters,
+          comparison: { mode: 'previous_year', from: '2025-01-01', to: '2025-01-31' },
+        },
+        { id: '1', settings: { excludedStatuses: [], deductions: DEFAULT_DEDUCTIONS } },
+      );
+      const { sql } = compileComparedReport({ ...plan, comparison: plan.comparison! });
+      assert.equal(sql.match(/FROM orders o/g)?.length, 2, sql);
+      assert.deepEqual(tenantTablesWithoutFilter(sql), [], sql);
+      checked++;
+    }
+  }
+  assert.equal(checked, 64);
 });

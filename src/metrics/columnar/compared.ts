@@ -1,0 +1,179 @@
+// PC1 over a snapshot: the main and the comparison period aggregated on the same snapshot (each
+// with its own U3 start, the same filters), then their rows merged in T3 order. The comparison's
+// key is moved into the main period's key space (its `date` digit replaced by the main bucket of
+// the same index k), which keeps its order, so the two sorted key lists merge in one walk that
+// builds only the rows O1 and T6 keep.
+import type { DimensionId } from '../../catalog.js';
+import { bucketAt, bucketIndex } from '../../query/compare.js';
+import { bucketStart, dayStartMs, type Granularity } from '../../query/dates.js';
+import type { ComparisonPlan, ReportPlan } from '../../query/plan.js';
+import { comparedRow } from '../compared-rows.js';
+import type { ReportRow, ReportRows } from '../engine.js';
+import type { DayBuckets } from './day-buckets.js';
+import { aggregate, EXECUTION_PATHS, slotMetric, type Aggregate, type ExecutionPaths } from './execute.js';
+import type { Snapshot } from './snapshot.js';
+
+/** A period's buckets: the first day of the one holding its first instant, and how many there are. */
+interface Frame {
+  readonly first: string;
+  readonly count: number;
+}
+
+/** The local day (label) holding the instant `seconds`. */
+function dayAt(buckets: DayBuckets, seconds: number): string | undefined {
+  let k = -1;
+  while (k + 1 < buckets.starts.length && (buckets.starts[k + 1] as number) <= seconds) k++;
+  return buckets.labels[k];
+}
+
+function frameOf(
+  buckets: DayBuckets,
+  period: { readonly periodStart: string; readonly periodEnd: string },
+  granularity: Granularity,
+): Frame | undefined {
+  const first = dayAt(buckets, dayStartMs(period.periodStart) / 1000);
+  const last = dayAt(buckets, dayStartMs(period.periodEnd) / 1000 - 0.001);
+  if (first === undefined || last === undefined) return undefined;
+  const start = bucketStart(first, granularity);
+  return { first: start, count: bucketIndex(start, bucketStart(last, granularity), granularity) + 1 };
+}
+
+/** Reads a key's digits (in its aggregate's key space) and writes them in another's. */
+function digitsOf(sums: Aggregate, key: number): number[] {
+  return sums.weights.dimensions.map((d) => Math.floor(key / d.stride) % Math.max(1, d.sorted.length));
+}
+
+/**
+ * The comparison's keys moved into the main key space, in order, with their slots; those past
+ * the main period's buckets left out.
+ */
+function movedKeys(
+  main: Aggregate,
+  previous: Aggregate,
+  frames: { readonly main: Frame; readonly previous: Frame } | undefined,
+  granularity: Granularity,
+): { keys: number[]; slots: number[] } | undefined {
+  if (!frames) return { keys: [...previous.keys], slots: [...previous.slots] };
+  const dimensions = main.weights.dimensions;
+  const dateAt = dimensions.findIndex((d) => d.id === 'date');
+  const mainRank = dateAt < 0 ? undefined : new Map(dimensions[dateAt]?.sorted.map((v, r) => [v, r]));
+  const moved: number[] = [];
+  const slots: number[] = [];
+  for (let n = 0; n < previous.keys.length; n++) {
+    const key = previous.keys[n] as number;
+    const digits = digitsOf(previous, key);
+    if (mainRank) {
+      const day = previous.weights.dimensions[dateAt]?.sorted[digits[dateAt] as number] as string;
+      const k = bucketIndex(frames.previous.first, day, granularity);
+      if (k >= frames.main.count) continue;
+      const rank = mainRank.get(bucketAt(frames.main.first, k, granularity));
+      if (rank === undefined) return undefined; // not a bucket of the main period: SQL answers
+      digits[dateAt] = rank;
+    }
+    moved.push(digits.reduce((sum, digit, d) => sum + digit * (dimensions[d]?.stride ?? 1), 0));
+    slots.push(previous.slots[n] as number);
+  }
+  return { keys: moved, slots };
+}
+
+/** The compared rows of a plan with a comparison, or undefined when SQL should answer it. */
+export function executeCompared(
+  snapshot: Snapshot,
+  plan: ReportPlan & { readonly comparison: ComparisonPlan },
+  buckets: { readonly main?: DayBuckets; readonly previous?: DayBuckets },
+  paths: ExecutionPaths = EXECUTION_PATHS,
+): ReportRows | undefined {
+  const { comparison } = plan;
+  const previousPlan: ReportPlan = {
+    ...plan,
+    periodStart: comparison.periodStart,
+    periodEnd: comparison.periodEnd,
+  };
+  const main = aggregate(snapshot, plan, buckets.main, paths);
+  const previous = aggregate(snapshot, previousPlan, buckets.previous, paths);
+  if (!main || !previous) return undefined;
+  const values = (mainSlot: number, previousSlot: number) => ({
+    current: (id: Parameters<typeof slotMetric>[2]) => slotMetric(main.sums, mainSlot, id),
+    previous: (id: Parameters<typeof slotMetric>[2]) => slotMetric(previous.sums, previousSlot, id),
+  });
+  if (plan.dimensions.length === 0) {
+    // T5, O1: one totals row of each period, skipped by any offset.
+    const rows =
+      plan.offset > 0
+        ? []
+        : [
+            comparedRow(plan, {
+              dimension: () => '',
+              datePrevious: null,
+              ...values(main.keys.length > 0 ? 0 : -1, previous.keys.length > 0 ? 0 : -1),
+            }),
+          ];
+    return { rows, truncated: false };
+  }
+  const byDate = plan.dimensions.includes('date');
+  if (byDate && (!buckets.main || !buckets.previous)) return undefined;
+  const frames = byDate
+    ? {
+        main: frameOf(buckets.main as DayBuckets, plan, plan.granularity),
+        previous: frameOf(buckets.previous as DayBuckets, comparison, plan.granularity),
+      }
+    : undefined;
+  if (frames && (!frames.main || !frames.previous)) return undefined;
+  const known = frames as { main: Frame; previous: Frame } | undefined;
+  const moved = movedKeys(main, previous, known, plan.granularity);
+  if (!moved) return undefined;
+
+  return merged(plan, main, moved, known, values);
+}
+
+type Values = Pick<Parameters<typeof comparedRow>[1], 'current' | 'previous'>;
+
+/**
+ * The two sorted key lists walked together (a key in both: one row), the rows before `offset`
+ * counted but not built, those after `offset + limit` only noticed (O1, T6).
+ */
+function merged(
+  plan: ReportPlan,
+  main: Aggregate,
+  moved: { readonly keys: readonly number[]; readonly slots: readonly number[] },
+  frames: { readonly main: Frame; readonly previous: Frame } | undefined,
+  values: (mainSlot: number, previousSlot: number) => Values,
+): ReportRows {
+  const rows: ReportRow[] = [];
+  const end = plan.offset + plan.limit;
+  let [m, p, n] = [0, 0, 0];
+  while (m < main.keys.length || p < moved.keys.length) {
+    const mainKey = m < main.keys.length ? (main.keys[m] as number) : Infinity;
+    const previousKey = p < moved.keys.length ? (moved.keys[p] as number) : Infinity;
+    const key = Math.min(mainKey, previousKey);
+    if (n >= end) return { rows, truncated: true };
+    if (n >= plan.offset) {
+      const mainSlot = mainKey === key ? (main.slots[m] as number) : -1;
+      const previousSlot = previousKey === key ? (moved.slots[p] as number) : -1;
+      rows.push(rowOf(plan, main, key, frames, values(mainSlot, previousSlot)));
+    }
+    if (mainKey === key) m++;
+    if (previousKey === key) p++;
+    n++;
+  }
+  return { rows, truncated: false };
+}
+
+function rowOf(
+  plan: ReportPlan,
+  main: Aggregate,
+  key: number,
+  frames: { readonly main: Frame; readonly previous: Frame } | undefined,
+  values: Values,
+): ReportRow {
+  const digits = digitsOf(main, key);
+  const value = new Map<DimensionId, string>(
+    main.weights.dimensions.map((d, i) => [d.id, d.sorted[digits[i] as number] as string]),
+  );
+  let datePrevious: string | null = null;
+  if (frames) {
+    const k = bucketIndex(frames.main.first, value.get('date') as string, plan.granularity);
+    datePrevious = k < frames.previous.count ? bucketAt(frames.previous.first, k, plan.granularity) : null;
+  }
+  return comparedRow(plan, { dimension: (id) => value.get(id) as string, datePrevious, ...values });
+}
