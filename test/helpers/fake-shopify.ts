@@ -266,6 +266,10 @@ const SDL = /* GraphQL */ `
     INTERNAL_SERVER_ERROR
     TIMEOUT
   }
+  enum BulkOperationType {
+    MUTATION
+    QUERY
+  }
   enum BulkOperationUserErrorCode {
     INVALID
     OPERATION_IN_PROGRESS
@@ -297,7 +301,7 @@ const SDL = /* GraphQL */ `
   }
   type QueryRoot {
     bulkOperation(id: ID!): BulkOperation
-    currentBulkOperation: BulkOperation
+    currentBulkOperation(type: BulkOperationType = QUERY): BulkOperation
     shop: Shop!
     order(id: ID!): Order
     refund(id: ID!): Refund
@@ -432,6 +436,8 @@ export class FakeShopify {
   readonly requests: { method: string; path: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
   readonly costs: { requested: number; actual: number; throttled: boolean }[] = [];
   grants = 0;
+  /** GraphQL requests refused for their token (401; the fake's own count). */
+  unauthorized = 0;
   readonly #orders = new Map<number, FakeShopifyOrder>();
   readonly #granted = new Map<string, number>();
   readonly #name: string;
@@ -441,9 +447,15 @@ export class FakeShopify {
   #slowMs = 0;
   #nextId = 5_000_000_000;
   readonly #bulks: FakeBulk[] = [];
-  /** The fake's own knobs: how long a bulk operation runs, how many may run at once. */
+  /**
+   * The fake's own knobs: how long a bulk operation runs, how many may run at once (by default as
+   * Shopify: one per app and shop before API version 2026-01, five since).
+   */
   bulkDurationMs = 300;
-  bulkConcurrency = 1;
+  bulkConcurrency: number | undefined;
+  /** bulkOperationRunQuery mutations received, refused ones included (the fake's own count). */
+  bulkRunQueries = 0;
+  #version = '';
   /** Requests for bulk result files, with their Range header (the fake's own recording). */
   readonly bulkDownloads: { range: string | undefined }[] = [];
   readonly #rand: () => number;
@@ -720,6 +732,7 @@ export class FakeShopify {
     if (req.method === 'GET' && file) return this.#serveBulk(file[1]!, req, res);
     const graphql = /^\/admin\/api\/(\d{4}-\d\d|unstable)\/graphql\.json$/.exec(path);
     if (!graphql) return send(404, { errors: 'Not Found' });
+    this.#version = graphql[1]!;
     if (req.method !== 'POST') return send(405, { errors: 'Method Not Allowed' });
     const fault = this.#faults[0];
     if (fault) {
@@ -732,6 +745,7 @@ export class FakeShopify {
     }
     const token = req.headers['x-shopify-access-token'];
     if (!this.#valid(typeof token === 'string' ? token : '')) {
+      this.unauthorized++;
       return send(401, {
         errors: '[API] Invalid API key or access token (unrecognized login or wrong password)',
       });
@@ -773,9 +787,21 @@ export class FakeShopify {
 
   // --- Bulk operations (bulkOperationRunQuery, a JSONL file) ------------------------------------------
 
+  /** Bulk operations started (the fake's own count). */
+  get bulkRuns(): number {
+    return this.#bulks.length;
+  }
+
+  /** Starts a bulk operation as another caller of the same app would (the fake's own control). */
+  runBulkQuery(query: string): string | undefined {
+    return this.#runBulk(query).bulkOperation?.id;
+  }
+
   #runBulk(query: string) {
+    this.bulkRunQueries++;
     const running = this.#bulks.filter((b) => Date.now() < b.completesAt);
-    if (running.length >= this.bulkConcurrency) {
+    const concurrency = this.bulkConcurrency ?? (this.#version < '2026-01' ? 1 : 5);
+    if (running.length >= concurrency) {
       return {
         bulkOperation: null,
         userErrors: [

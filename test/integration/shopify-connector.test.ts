@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js';
 import { connectStore, syncStoreNow } from '../../src/domain/store-connections.js';
 import { connectionsOf } from '../../src/ingest/connectors/connections.js';
 import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
+import { BULK_ORDERS } from '../../src/ingest/connectors/shopify/bulk.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { connectionState } from '../../src/web/store-connection-views.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
@@ -304,20 +305,72 @@ describe('Shopify connector (issue 21)', () => {
     }
   });
 
-  test('a bulk operation refused (one already running): the history is walked page by page, the same figures', async () => {
+  test('a granted token that expires in 2 s: renewed before it expires, never refused (401), and the store keeps syncing', async () => {
+    // A token the shop refuses only once it has expired; each answer takes 600 ms (slow shop).
+    const shop = await startShop({ seed: 18, tokenLifetimeS: 2 });
+    try {
+      shop.addOrders(150);
+      shop.bulkDurationMs = 3_000;
+      shop.slowDown(600);
+      const { org, key } = await service.addOrganization('Shopify jeton court', []);
+      await connectStore(service.db, setup(), {
+        organizationId: org.id,
+        platform: 'shopify',
+        address: shop.url,
+        consumerKey: shop.clientId,
+        consumerSecret: shop.clientSecret,
+      });
+      await syncedWith(org.id, shop);
+      shop.addOrder();
+      await syncedWith(org.id, shop);
+      await new Promise((resolve) => setTimeout(resolve, 4_000)); // more incremental passes
+      assert.ok(shop.grants >= 4, `renewed as it went: ${shop.grants} grants`);
+      assert.equal(shop.unauthorized, 0, 'no request carried an expired token');
+      assert.ok((await connection(org.id))!.orders >= countedShopifyOrders(shop).length);
+      const twin = await importedTwin('Shopify jeton court jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('a bulk operation refused (another bulk query of this app running, one at a time before API 2026-01): the history is walked page by page, the same figures', async () => {
     const shop = await startShop({ seed: 15 });
     try {
       shop.addOrders(400);
-      shop.bulkConcurrency = 0; // as if another bulk query of this app were running
+      shop.bulkDurationMs = 60_000;
+      // Another bulk query of the same app (not this connector's) holds the only place.
+      assert.ok(shop.runBulkQuery('{ orders { edges { node { id } } } }'));
       const { org, key } = await service.addOrganization('Shopify sans bulk', []);
       await connectWithToken(org.id, shop);
       await syncedWith(org.id, shop);
-      assert.ok(
-        shop.requests.some((r) => r.body.includes('bulkOperationRunQuery')),
-        'a bulk operation asked for',
-      );
+      assert.equal(shop.bulkRunQueries, 2, 'ours asked for once, and refused');
+      assert.equal(shop.bulkRuns, 1, 'the other one left alone');
       assert.equal(shop.bulkDownloads.length, 0);
       const twin = await importedTwin('Shopify sans bulk jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('this connector’s own bulk query already running (a server killed before saving its cursor): adopted, not started again nor walked page by page', async () => {
+    const shop = await startShop({ seed: 17 });
+    try {
+      shop.addOrders(600);
+      shop.bulkDurationMs = 1_500;
+      assert.ok(shop.runBulkQuery(BULK_ORDERS), 'the operation a killed server had started');
+      const { org, key } = await service.addOrganization('Shopify bulk repris', []);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      assert.equal(shop.bulkRunQueries, 2, 'one refused OPERATION_IN_PROGRESS');
+      assert.equal(shop.bulkRuns, 1, 'no second operation');
+      assert.ok(shop.bulkDownloads.length >= 3, 'its file read');
+      assert.ok(
+        !shop.requests.some((r) => r.body.includes('SalesMetricsOrders(') && r.body.includes('"ID"')),
+        'no page walk',
+      );
+      const twin = await importedTwin('Shopify bulk repris jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
     } finally {
       await shop.close();

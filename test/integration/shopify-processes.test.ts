@@ -28,6 +28,8 @@ import {
 } from '../helpers/woocommerce-expectations.js';
 
 const ORG = 'boutique-shopify';
+/** A token the shop refuses (tried at connection): it must not be kept or logged either. */
+const wrongToken = `shpat_${'7'.repeat(32)}`;
 
 interface StoreStatus {
   address: string;
@@ -55,6 +57,8 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
   let shop: FakeShopify;
   let fresh: FreshServer;
   let restarted: ServerProcess | undefined;
+  /** Every server process started, killed ones included: their whole output is searched for tokens. */
+  const servers: ServerProcess[] = [];
   let db: Database | undefined;
   let dir: string;
   let serverEnv: Record<string, string>;
@@ -77,6 +81,7 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     fs.writeFileSync(caFile, shop.ca);
     serverEnv = { ...FAST_SYNC_ENV, NODE_EXTRA_CA_CERTS: caFile, LOG_LEVEL: 'info' };
     fresh = await startServerOnFreshDatabase(serverEnv);
+    servers.push(fresh.server);
     env = { ...fresh.env, ...FAST_SYNC_ENV, NODE_EXTRA_CA_CERTS: caFile };
   });
   after(async () => {
@@ -113,7 +118,6 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     const noStdin = await connect([], `${shop.accessToken}\n`);
     assert.equal(noStdin.code, 1);
     assert.match(noStdin.stderr, /jeton d’accès.*entrée standard.*--access-token-stdin/);
-    const wrongToken = `shpat_${'7'.repeat(32)}`;
     const wrong = await connect(['--access-token-stdin'], `${wrongToken}\n`);
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /Jeton refusé par la boutique Shopify localhost:\d+ \(401\)/);
@@ -143,6 +147,34 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     assert.match(text.stdout, /export \d+ objets \(\d+ objets\/s\)|historique [1-9]/);
   });
 
+  /** SIGKILL, then the server started again on the same database (its lease freed on PostgreSQL). */
+  async function killAndRestart(whileDown: () => void = () => undefined): Promise<void> {
+    assert.equal(await (restarted ?? fresh.server).kill(), null, 'killed by a signal');
+    whileDown();
+    if (engine === 'postgres') {
+      db ??= await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
+      await db.query(`UPDATE store_connections SET lease_until = now() - interval '1 second'`);
+    }
+    restarted = await startServer({ ...fresh.env, ...serverEnv });
+    servers.push(restarted);
+  }
+
+  test('the server killed while the bulk operation still runs (no file yet) and started again: it polls the same operation, none started again', async () => {
+    assert.equal(shop.bulkDownloads.length, 0, 'the operation still gathering');
+    assert.equal(shop.bulkRunQueries, 1);
+    await killAndRestart();
+    await eventually(
+      'the same operation’s file read',
+      async () => shop.bulkDownloads.length,
+      (n) => n >= 3,
+      60_000,
+    );
+    assert.equal(shop.bulkRunQueries, 1, 'no second bulkOperationRunQuery after the restart');
+    assert.equal(shop.bulkRuns, 1);
+    assert.equal(historyCursors(shop).length, 0, 'no page-by-page walk');
+    assert.equal(shop.bulkDownloads[0]?.range, undefined, 'its file read from the start');
+  });
+
   test('the server killed mid-backfill (bulk operation) and started again: the same operation resumes at its byte; the figures of a file import', async () => {
     await eventually(
       'a few slices of the bulk file read',
@@ -150,16 +182,12 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       (n) => n >= 3,
       60_000,
     );
-    assert.equal(await fresh.server.kill(), null, 'killed by a signal');
     const slicesBefore = shop.bulkDownloads.length;
-    shop.requests.length = 0;
-    shop.bulkDownloads.length = 0;
-    shop.slowDown(0);
-    if (engine === 'postgres') {
-      db = await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
-      await db.query(`UPDATE store_connections SET lease_until = now() - interval '1 second'`);
-    }
-    restarted = await startServer({ ...fresh.env, ...serverEnv });
+    await killAndRestart(() => {
+      shop.requests.length = 0;
+      shop.bulkDownloads.length = 0;
+      shop.slowDown(0);
+    });
     db ??= await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
     const counted = countedShopifyOrders(shop).length;
     const [status] = await eventually(
@@ -205,5 +233,42 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       (s) => s[0]?.orders === countedShopifyOrders(shop).length,
       30_000,
     );
+  });
+
+  test('no token or secret in any server’s log (info level, killed ones included), in the database, its files, or an address (issue 21)', async () => {
+    const secrets = [shop.accessToken, shop.apiSecret, wrongToken];
+    const forms = secrets.flatMap((s) => [
+      s,
+      Buffer.from(s).toString('hex'),
+      Buffer.from(s).toString('base64'),
+    ]);
+    const logs = servers.map((server) => server.output()).join('\n');
+    assert.ok(logs.includes('store sync pass'), 'the log was read at info level');
+    for (const form of forms) assert.ok(!logs.includes(form), 'a secret in a server’s log');
+    // The database as a dump: every row of every table, as text (bytea as hex).
+    const database = (db ??= await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' }));
+    const tables = await database.query<{ name: string }>(
+      `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name
+       FROM information_schema.tables
+       WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+    );
+    assert.ok(tables.some((t) => t.name.endsWith('store_connections')));
+    for (const { name } of tables) {
+      const rows = await database.query<{ text: string | null }>(
+        `SELECT string_agg(t::text, E'\\n') AS text FROM ${name} t`,
+      );
+      const dump = rows[0]?.text ?? '';
+      for (const form of forms) assert.ok(!dump.includes(form), `a secret in ${name}`);
+    }
+    // The embedded database's own files, byte for byte.
+    if (fresh.env.DATA_DIR) {
+      const files = fs.readdirSync(fresh.env.DATA_DIR, { recursive: true, withFileTypes: true });
+      for (const file of files.filter((f) => f.isFile())) {
+        const bytes = fs.readFileSync(path.join(file.parentPath, file.name));
+        for (const secret of secrets) assert.equal(bytes.indexOf(secret), -1, `a secret in ${file.name}`);
+      }
+    }
+    for (const r of shop.requests)
+      for (const s of secrets) assert.ok(!r.path.includes(s), 'a secret in an address');
   });
 });

@@ -6,7 +6,8 @@
 // `bulk:ID:OFFSET` while its file is read (OFFSET: the first byte of the next order), so a
 // restart resumes the same operation where it stopped instead of starting over. A shop that
 // refuses the operation (one already running: one at a time per app before 2026-01, a few
-// since; or no bulk API at all) is walked page by page instead (`pages:CURSOR`).
+// since; or no bulk API at all) is walked page by page instead (`pages:CURSOR`), unless the one
+// running is this same query (ownRunning: adopted).
 import { ConnectorError } from '../connector.js';
 import { politeRequest, sleep, type RetryPolicy } from '../polite-get.js';
 import type { StoreHttpOptions } from '../store-http.js';
@@ -42,6 +43,9 @@ const RUN = `mutation SalesMetricsBulkOrders($query: String!) {
     userErrors { field message code }
   }
 }`;
+const CURRENT = `query SalesMetricsCurrentBulkOperation {
+  currentBulkOperation(type: QUERY) { id status query createdAt }
+}`;
 const POLL = `query SalesMetricsBulkOperation($id: ID!) {
   bulkOperation(id: $id) { id status errorCode objectCount url }
 }`;
@@ -54,7 +58,7 @@ const MAX_LINE_BYTES = 1024 * 1024;
 const POLL_MS = 1_000;
 
 export type BulkStep =
-  | { readonly kind: 'started'; readonly id: string }
+  | { readonly kind: 'started'; readonly id: string; readonly createdAt?: Date }
   | { readonly kind: 'refused' }
   | { readonly kind: 'running'; readonly objects: number }
   | { readonly kind: 'done'; readonly url: string | undefined }
@@ -73,7 +77,37 @@ export async function startBulk(client: ShopifyGraphql): Promise<BulkStep> {
   const payload = isObject(data.bulkOperationRunQuery) ? data.bulkOperationRunQuery : {};
   const operation = isObject(payload.bulkOperation) ? payload.bulkOperation : undefined;
   if (operation && typeof operation.id === 'string') return { kind: 'started', id: operation.id };
-  // userErrors: OPERATION_IN_PROGRESS (another bulk query of this app), or anything else.
+  const errors = Array.isArray(payload.userErrors) ? payload.userErrors.filter(isObject) : [];
+  if (errors.some((e) => e.code === 'OPERATION_IN_PROGRESS')) return ownRunning(client);
+  return { kind: 'refused' };
+}
+
+/** The same query, whatever its spacing. */
+const sameQuery = (a: string, b: string) => a.replace(/\s+/g, ' ').trim() === b.replace(/\s+/g, ' ').trim();
+
+/**
+ * One bulk query of this app already runs (one at a time before API 2026-01). When it is this
+ * very query (a server killed between starting it and saving its cursor, or a store connected
+ * again), it is adopted: polled and read as if just started, instead of walking every page.
+ * Anything else (another query of the same app) is left alone: the history is walked page by page.
+ */
+async function ownRunning(client: ShopifyGraphql): Promise<BulkStep> {
+  let data: Json;
+  try {
+    data = await client.query(CURRENT, {}, 1);
+  } catch (error) {
+    if (error instanceof ConnectorError && error.kind === 'protocol') return { kind: 'refused' };
+    throw error;
+  }
+  const current = isObject(data.currentBulkOperation) ? data.currentBulkOperation : undefined;
+  const usable = ['CREATED', 'RUNNING', 'COMPLETED'].includes(String(current?.status ?? ''));
+  if (current && usable && typeof current.id === 'string' && typeof current.query === 'string') {
+    const createdAt = new Date(String(current.createdAt ?? ''));
+    // Changes are then asked from when it began gathering, not from now (sync.ts: changes_since).
+    if (sameQuery(current.query, BULK_ORDERS)) {
+      return { kind: 'started', id: current.id, ...(Number.isNaN(createdAt.getTime()) ? {} : { createdAt }) };
+    }
+  }
   return { kind: 'refused' };
 }
 

@@ -212,7 +212,10 @@ class ShopifyApi implements StoreApi {
       const started = await startBulk(this.client);
       // The shop's order count is the progress's estimate (the operation counts objects, not orders).
       const total = await this.count();
-      return started.kind === 'started' ? empty(`bulk:${started.id}`, total, 0) : empty('pages:', total);
+      if (started.kind !== 'started') return empty('pages:', total);
+      const page = empty(`bulk:${started.id}`, total, 0);
+      // An operation adopted (bulk.ts, ownRunning) holds the shop as it was when it began.
+      return started.createdAt ? { ...page, storeDate: started.createdAt } : page;
     }
     if (cursor.startsWith('pages:')) {
       const after = cursor.slice('pages:'.length);
