@@ -57,12 +57,17 @@ const pct = (values: number[], p: number) =>
 async function measure(work: () => Promise<unknown>) {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   const latencies: number[] = [];
+  let failures = 0;
   let running = true;
   const probes = (async () => {
     while (running) {
       const started = performance.now();
-      await (await fetch(`${base}/healthz`)).arrayBuffer();
-      latencies.push(performance.now() - started);
+      try {
+        await (await fetch(`${base}/healthz`)).arrayBuffer();
+        latencies.push(performance.now() - started);
+      } catch {
+        failures++; // a kept-alive socket the server closed meanwhile: counted, not fatal
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();
@@ -79,6 +84,7 @@ async function measure(work: () => Promise<unknown>) {
     loopMax: histogram.max / 1e6,
     healthP50: pct(latencies, 0.5),
     healthP99: pct(latencies, 0.99),
+    healthFailures: failures,
   };
 }
 
@@ -170,6 +176,7 @@ for (const platform of platforms) {
           loopMaxMs: sync.loopMax,
           healthP50Ms: Number(sync.healthP50.toFixed(1)),
           healthP99Ms: Number(sync.healthP99.toFixed(1)),
+          healthFailures: sync.healthFailures,
         },
         peakRssMb: Math.round(peakRss / 1024 ** 2),
       },

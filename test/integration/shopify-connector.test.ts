@@ -50,6 +50,15 @@ describe('Shopify connector (issue 21)', () => {
       consumerSecret: shop.accessToken,
       ...(webhookSecret === undefined ? {} : { webhookSecret }),
     });
+  /** A Dev Dashboard app: its client id and secret, exchanged for a token (client-credentials grant). */
+  const connectWithClient = (organizationId: string, shop: FakeShopify) =>
+    connectStore(service.db, setup(), {
+      organizationId,
+      platform: 'shopify',
+      address: shop.url,
+      consumerKey: shop.clientId,
+      consumerSecret: shop.clientSecret,
+    });
   const syncedWith = (organizationId: string, shop: FakeShopify) =>
     eventually(
       'the shop synced',
@@ -276,13 +285,7 @@ describe('Shopify connector (issue 21)', () => {
     try {
       shop.addOrders(120);
       const { org } = await service.addOrganization('Shopify client', []);
-      await connectStore(service.db, setup(), {
-        organizationId: org.id,
-        platform: 'shopify',
-        address: shop.url,
-        consumerKey: shop.clientId,
-        consumerSecret: shop.clientSecret,
-      });
+      await connectWithClient(org.id, shop);
       await syncedWith(org.id, shop);
       assert.ok(shop.grants >= 1);
       const grants = shop.grants;
@@ -313,13 +316,7 @@ describe('Shopify connector (issue 21)', () => {
       shop.bulkDurationMs = 3_000;
       shop.slowDown(600);
       const { org, key } = await service.addOrganization('Shopify jeton court', []);
-      await connectStore(service.db, setup(), {
-        organizationId: org.id,
-        platform: 'shopify',
-        address: shop.url,
-        consumerKey: shop.clientId,
-        consumerSecret: shop.clientSecret,
-      });
+      await connectWithClient(org.id, shop);
       await syncedWith(org.id, shop);
       shop.addOrder();
       await syncedWith(org.id, shop);

@@ -7,28 +7,17 @@
 // run only (the embedded database serves one server process by design).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/db/database.js';
+import {
+  assertSameAsFileImport,
+  startStoreProcesses,
+  type StoreProcesses,
+} from '../helpers/connected-store.js';
 import { describeOn } from '../helpers/database.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
-import {
-  runCli,
-  startServer,
-  startServerOnFreshDatabase,
-  type FreshServer,
-  type ServerProcess,
-} from '../helpers/processes.js';
+import { runCli, type ServerProcess } from '../helpers/processes.js';
 import { redisAvailable, startRedis, type TestRedis } from '../helpers/redis.js';
 import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
-import {
-  answers,
-  assertSameAnswers,
-  eventually,
-  FAST_SYNC_ENV,
-} from '../helpers/woocommerce-expectations.js';
+import { eventually, FAST_SYNC_ENV } from '../helpers/woocommerce-expectations.js';
 
 const ORG = 'shopify-deux-serveurs';
 
@@ -50,42 +39,28 @@ const passesOf = (server: ServerProcess): PassLog[] =>
 describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () => {
   let shop: FakeShopify;
   let redis: TestRedis;
-  let first: FreshServer;
-  let second: ServerProcess | undefined;
-  let dir: string;
-  let env: Record<string, string>;
-  let db: Database | undefined;
-
-  const cli = async (...args: string[]) => {
-    const result = await runCli([...args, '--json'], env);
-    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
-  };
+  let processes: StoreProcesses;
+  const cli = (...args: string[]) => processes.cli(...args);
 
   before(async () => {
     assert.ok(redisAvailable(), 'redis-server is installed');
     redis = await startRedis();
     shop = await FakeShopify.start({ seed: 51 });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-shopify-instances-'));
-    const caFile = path.join(dir, 'stand-in-ca.pem');
-    fs.writeFileSync(caFile, shop.ca);
-    const serverEnv = {
-      ...FAST_SYNC_ENV,
-      NODE_EXTRA_CA_CERTS: caFile,
-      REDIS_URL: redis.url,
-      LOG_LEVEL: 'info', // each pass logged: which instance held the store, and when
-    };
-    first = await startServerOnFreshDatabase(serverEnv);
-    env = { ...first.env, ...serverEnv };
-    second = await startServer(env);
+    processes = await startStoreProcesses({
+      ca: shop.ca,
+      prefix: 'sm-shopify-instances-',
+      serverEnv: {
+        ...FAST_SYNC_ENV,
+        REDIS_URL: redis.url,
+        LOG_LEVEL: 'info', // each pass logged: which instance held the store, and when
+      },
+    });
+    await processes.startAnother();
   });
   after(async () => {
-    await db?.close();
-    const code = (await second?.stop()) ?? 0;
-    await first?.stop();
+    const code = await processes?.stop();
     await shop?.close();
     await redis?.stop();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
     assert.equal(code, 0, 'the second server stops cleanly on SIGTERM');
   });
 
@@ -108,7 +83,7 @@ describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () =
         '--webhook-secret-stdin',
         '--json',
       ],
-      env,
+      processes.env,
       `${shop.accessToken}\n${shop.apiSecret}\n`,
     );
     assert.equal(connected.code, 0, connected.stderr);
@@ -131,7 +106,7 @@ describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () =
     assert.equal(new Set(ranges).size, ranges.length, `no slice read twice: ${ranges.join(' ')}`);
 
     // Which instance ran the backfill: the one whose passes wrote the orders; the other wrote none.
-    const servers = [first.server, second!];
+    const servers = processes.servers;
     const written = servers.map((server) => passesOf(server).reduce((sum, p) => sum + p.written, 0));
     const ran = written.findIndex((n) => n > 0);
     assert.ok(ran >= 0, 'a pass logged with the orders it wrote');
@@ -141,7 +116,7 @@ describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () =
       `one instance wrote the whole history: ${written.join(' / ')}`,
     );
     assert.ok(written[ran]! >= counted, `${written[ran]} orders written (test orders removed included)`);
-    db = await openDatabase(loadConfig({ ...first.env }), { role: 'cli' });
+    const db = await processes.database();
     const [jobs] = await db.query<{ imported: string; updated: string }>(
       `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE origin = 'connector'`,
     );
@@ -155,7 +130,7 @@ describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () =
     // A deletion delivered to the other instance (after the first sweep: only the webhook finds it).
     await eventually(
       'the first deletion sweep done',
-      () => db!.query<{ swept: boolean }>('SELECT swept_at IS NOT NULL AS swept FROM store_connections'),
+      () => db.query<{ swept: boolean }>('SELECT swept_at IS NOT NULL AS swept FROM store_connections'),
       (rows) => rows[0]?.swept === true,
       30_000,
     );
@@ -163,7 +138,7 @@ describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () =
     const deleted = countedShopifyOrders(shop)[42]!;
     shop.deleteOrder(deleted.id);
     const delivery = await shop.deliver(`${other.baseUrl}${webhookUrl}`, 'orders/delete', deleted.id);
-    assert.equal(delivery.status, 200, delivery.body);
+    assert.equal(delivery.status, 202, delivery.body);
     await eventually(
       'the deleted order removed',
       async () => (await cli('store', 'list', '--org', ORG)).stores as { orders: number }[],
@@ -171,24 +146,7 @@ describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () =
       30_000,
     );
 
-    const { slug: twin } = await cli('org', 'create', '--name', 'Import Shopify deux');
-    const file = path.join(dir, 'commandes.ndjson');
-    const lines = expectedShopifyLines(shop);
-    fs.writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
-    assert.deepEqual(await cli('import', '--org', String(twin), file), {
-      imported: lines.length,
-      updated: 0,
-      rejected: 0,
-    });
-    const synced = String((await cli('key', 'create', '--org', ORG, '--name', 'comparaison')).key);
-    const imported = String((await cli('key', 'create', '--org', String(twin), '--name', 'comparaison')).key);
     // Each server answers the same as the file import (the other one's reads included).
-    for (const baseUrl of [first.server.baseUrl, second!.baseUrl]) {
-      const service = {
-        get: (query: string, key?: string) =>
-          fetch(`${baseUrl}${query}`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
-      };
-      assertSameAnswers(await answers(service, synced), await answers(service, imported));
-    }
+    await assertSameAsFileImport(processes, ORG, expectedShopifyLines(shop), processes.servers);
   });
 });
