@@ -124,6 +124,28 @@ export async function assertSameAsFileImport(
   }
 }
 
+/** A secret as it could be written: itself, in hex (bytea as text) and in base64. */
+export const secretForms = (secrets: readonly string[]): string[] =>
+  secrets.flatMap((s) => [s, Buffer.from(s).toString('hex'), Buffer.from(s).toString('base64')]);
+
+/** The database as a dump: no secret in any row of any table, as text (bytea as hex). */
+export async function assertNoSecretInDatabase(db: Database, secrets: readonly string[]): Promise<void> {
+  const forms = secretForms(secrets);
+  const tables = await db.query<{ name: string }>(
+    `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name
+     FROM information_schema.tables
+     WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+  );
+  assert.ok(tables.some((t) => t.name.endsWith('store_connections')));
+  for (const { name } of tables) {
+    const rows = await db.query<{ text: string | null }>(
+      `SELECT string_agg(t::text, E'\\n') AS text FROM ${name} t`,
+    );
+    const dump = rows[0]?.text ?? '';
+    for (const form of forms) assert.ok(!dump.includes(form), `a secret in ${name}`);
+  }
+}
+
 export interface StoresPageSession {
   readonly browser: Browser;
   readonly context: BrowserContext;

@@ -436,6 +436,8 @@ export class FakeShopify {
   readonly requests: { method: string; path: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
   readonly costs: { requested: number; actual: number; throttled: boolean }[] = [];
   grants = 0;
+  /** Every token the grant issued (the fake's own recording: searched for in logs and dumps). */
+  readonly issued: string[] = [];
   /** GraphQL requests refused for their token (401; the fake's own count). */
   unauthorized = 0;
   readonly #orders = new Map<number, FakeShopifyOrder>();
@@ -781,6 +783,7 @@ export class FakeShopify {
     }
     const token = `shpat_${randomHex(16)}`;
     this.#granted.set(token, Date.now() + this.tokenLifetimeS * 1000);
+    this.issued.push(token);
     this.grants++;
     send(200, { access_token: token, scope: this.scopes.join(','), expires_in: this.tokenLifetimeS });
   }

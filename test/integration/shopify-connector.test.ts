@@ -11,6 +11,7 @@ import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
 import { BULK_ORDERS } from '../../src/ingest/connectors/shopify/bulk.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { connectionState } from '../../src/web/store-connection-views.js';
+import { assertNoSecretInDatabase, secretForms } from '../helpers/connected-store.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
@@ -323,6 +324,12 @@ describe('Shopify connector (issue 21)', () => {
       await new Promise((resolve) => setTimeout(resolve, 4_000)); // more incremental passes
       assert.ok(shop.grants >= 4, `renewed as it went: ${shop.grants} grants`);
       assert.equal(shop.unauthorized, 0, 'no request carried an expired token');
+      // Neither the client secret nor any token granted in the log, the database, or an address.
+      const secrets = [shop.clientSecret, ...shop.issued];
+      const log = logLines.join('\n');
+      for (const form of secretForms(secrets)) assert.ok(!log.includes(form), 'a secret in the log');
+      await assertNoSecretInDatabase(service.db, secrets);
+      for (const r of shop.requests) for (const s of secrets) assert.ok(!r.path.includes(s));
       assert.ok((await connection(org.id))!.orders >= countedShopifyOrders(shop).length);
       const twin = await importedTwin('Shopify jeton court jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
@@ -341,7 +348,8 @@ describe('Shopify connector (issue 21)', () => {
       const { org, key } = await service.addOrganization('Shopify sans bulk', []);
       await connectWithToken(org.id, shop);
       await syncedWith(org.id, shop);
-      assert.equal(shop.bulkRunQueries, 2, 'ours asked for once, and refused');
+      // Ours refused (asked again only if an answer was too slow: still refused).
+      assert.ok(shop.bulkRunQueries >= 2, 'ours asked for, and refused');
       assert.equal(shop.bulkRuns, 1, 'the other one left alone');
       assert.equal(shop.bulkDownloads.length, 0);
       const twin = await importedTwin('Shopify sans bulk jumeau', shop);
@@ -360,7 +368,7 @@ describe('Shopify connector (issue 21)', () => {
       const { org, key } = await service.addOrganization('Shopify bulk repris', []);
       await connectWithToken(org.id, shop);
       await syncedWith(org.id, shop);
-      assert.equal(shop.bulkRunQueries, 2, 'one refused OPERATION_IN_PROGRESS');
+      assert.ok(shop.bulkRunQueries >= 2, 'ours refused OPERATION_IN_PROGRESS');
       assert.equal(shop.bulkRuns, 1, 'no second operation');
       assert.ok(shop.bulkDownloads.length >= 3, 'its file read');
       assert.ok(

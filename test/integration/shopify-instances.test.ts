@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   assertSameAsFileImport,
+  secretForms,
   startStoreProcesses,
   type StoreProcesses,
 } from '../helpers/connected-store.js';
@@ -145,6 +146,11 @@ describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () =
       (s) => s[0]?.orders === counted - 1,
       30_000,
     );
+
+    // Neither server logged the token or the app's secret (the webhook's key), even at info level.
+    for (const server of servers)
+      for (const form of secretForms([shop.accessToken, shop.apiSecret]))
+        assert.ok(!server.output().includes(form), 'a secret in a server’s log');
 
     // Each server answers the same as the file import (the other one's reads included).
     await assertSameAsFileImport(processes, ORG, expectedShopifyLines(shop), processes.servers);
