@@ -790,6 +790,11 @@ export class FakeShopify {
 
   // --- Bulk operations (bulkOperationRunQuery, a JSONL file) ------------------------------------------
 
+  /** Bulk operations still RUNNING now (the fake's own view). */
+  get bulkRunning(): number {
+    return this.#bulks.filter((b) => Date.now() < b.completesAt).length;
+  }
+
   /** Bulk operations started (the fake's own count). */
   get bulkRuns(): number {
     return this.#bulks.length;

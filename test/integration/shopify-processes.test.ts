@@ -71,7 +71,7 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     assert.deepEqual(await cli('org', 'create', '--name', 'Boutique Shopify'), { slug: ORG });
     shop.addOrders(3_000);
     shop.slowDown(15);
-    shop.bulkDurationMs = 8_000; // long enough to be seen gathering
+    shop.bulkDurationMs = 12_000; // long enough to be seen gathering, and killed while it runs
     const connect = (extra: string[], stdin?: string) =>
       runCli(
         [
@@ -133,11 +133,12 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
   }
 
   test('the server killed while the bulk operation still runs (no file yet) and started again: it polls the same operation, none started again', async () => {
-    assert.equal(shop.bulkDownloads.length, 0, 'the operation still gathering');
+    assert.equal(shop.bulkDownloads.length, 0, 'no file read yet');
     assert.equal(shop.bulkRuns, 1, 'one operation started');
     // Asked for once, or twice when a slow answer made the client ask again (the second refused
     // OPERATION_IN_PROGRESS and the running one adopted: bulk.ts).
     const asked = shop.bulkRunQueries;
+    assert.equal(shop.bulkRunning, 1, 'the operation still RUNNING at the kill');
     await killAndRestart();
     await eventually(
       'the same operation’s file read',
