@@ -313,8 +313,8 @@ describe('Shopify connector (issue 21)', () => {
     // A token the shop refuses only once it has expired; each answer takes 600 ms (slow shop).
     const shop = await startShop({ seed: 18, tokenLifetimeS: 2 });
     try {
-      shop.addOrders(150);
-      shop.bulkDurationMs = 3_000;
+      shop.addOrders(60);
+      shop.bulkDurationMs = 2_000;
       shop.slowDown(600);
       const { org, key } = await service.addOrganization('Shopify jeton court', []);
       await connectWithClient(org.id, shop);
