@@ -13,6 +13,10 @@
 //   its node, scalars 0), refused over 1,000 (MAX_COST_EXCEEDED), THROTTLED when the bucket
 //   (maximumAvailable, restoreRate a second) cannot afford it; extensions.cost on every answer;
 // - the search syntax of `orders(query:)` for updated_at/created_at comparisons;
+// - bulk operations by API version: before 2026-01 one bulk query per app and shop at a time (a
+//   second refused OPERATION_IN_PROGRESS) and `currentBulkOperation` only; since 2026-01 up to
+//   five at once and `bulkOperations(query: "operation_type:… status:… created_at:>…")`, newest
+//   first; a JSONL result file served over HTTPS with byte ranges;
 // - webhooks: X-Shopify-Topic, X-Shopify-Hmac-Sha256 (base64 HMAC-SHA256 of the raw body with
 //   the app's secret), X-Shopify-Webhook-Id, X-Shopify-Shop-Domain, a REST-shaped order body.
 // What the fake adds of its own (control methods, faults on demand, recording) is marked so.
@@ -23,6 +27,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import {
   buildSchema,
   execute,
+  extendSchema,
   getNamedType,
   GraphQLError,
   isListType,
@@ -286,6 +291,7 @@ const SDL = /* GraphQL */ `
     query: String!
     createdAt: DateTime!
     completedAt: DateTime
+    type: BulkOperationType!
   }
   type BulkOperationUserError {
     field: [String!]
@@ -323,7 +329,37 @@ const SDL = /* GraphQL */ `
   }
 `;
 
-const schema = buildSchema(SDL);
+/** API versions before 2026-01: no `bulkOperations` (one bulk query at a time, currentBulkOperation). */
+const schemaBefore2026 = buildSchema(SDL);
+/** Since 2026-01: the app's bulk operations listed, filtered by the search syntax, newest first. */
+const SDL_2026 = /* GraphQL */ `
+  enum BulkOperationsSortKeys {
+    COMPLETED_AT
+    CREATED_AT
+  }
+  type BulkOperationEdge {
+    cursor: String!
+    node: BulkOperation!
+  }
+  type BulkOperationConnection {
+    nodes: [BulkOperation!]!
+    edges: [BulkOperationEdge!]!
+    pageInfo: PageInfo!
+  }
+  extend type QueryRoot {
+    bulkOperations(
+      first: Int
+      after: String
+      last: Int
+      before: String
+      reverse: Boolean = false
+      sortKey: BulkOperationsSortKeys = CREATED_AT
+      query: String
+    ): BulkOperationConnection!
+  }
+`;
+const schema = extendSchema(schemaBefore2026, parse(SDL_2026));
+const schemaOf = (version: string) => (version >= '2026-01' ? schema : schemaBefore2026);
 const MAX_COST = 1000;
 const MAX_PAGE = 250;
 
@@ -457,6 +493,7 @@ export class FakeShopify {
   bulkConcurrency: number | undefined;
   /** bulkOperationRunQuery mutations received, refused ones included (the fake's own count). */
   bulkRunQueries = 0;
+  #lateBulkAnswers = { count: 0, ms: 0 };
   #version = '';
   /** Requests for bulk result files, with their Range header (the fake's own recording). */
   readonly bulkDownloads: { range: string | undefined }[] = [];
@@ -513,6 +550,13 @@ export class FakeShopify {
   /** Every answer waits this long first. */
   slowDown(ms: number): void {
     this.#slowMs = ms;
+  }
+  /**
+   * The next `count` bulkOperationRunQuery mutations start their operation at once but answer
+   * `ms` late (past the client's timeout: an answer lost under load).
+   */
+  answerBulkRunLate(count: number, ms: number): void {
+    this.#lateBulkAnswers = { count, ms };
   }
   /** Empties the bucket (a busy shop): the next queries are THROTTLED until it refills. */
   drainBucket(): void {
@@ -702,7 +746,7 @@ export class FakeShopify {
         'content-type': 'application/json',
         'x-shopify-topic': topic,
         'x-shopify-shop-domain': this.domain,
-        'x-shopify-api-version': '2025-10',
+        'x-shopify-api-version': this.#version || '2026-10',
         'x-shopify-webhook-id': options.webhookId ?? crypto.randomUUID(),
         'x-shopify-triggered-at': new Date().toISOString(),
         ...(options.omitSignature ? {} : { 'x-shopify-hmac-sha256': hmac }),
@@ -758,10 +802,16 @@ export class FakeShopify {
     } catch {
       return send(400, { errors: { query: 'Required parameter missing or invalid' } });
     }
-    send(
-      200,
-      this.#graphql(String(request.query ?? ''), (request.variables ?? {}) as Record<string, unknown>),
+    const answer = this.#graphql(
+      String(request.query ?? ''),
+      (request.variables ?? {}) as Record<string, unknown>,
     );
+    const late = this.#lateBulkAnswers;
+    if (late.count > 0 && String(request.query).includes('bulkOperationRunQuery')) {
+      late.count--;
+      await new Promise((resolve) => setTimeout(resolve, late.ms));
+    }
+    send(200, answer);
   }
 
   #valid(token: string): boolean {
@@ -879,6 +929,46 @@ export class FakeShopify {
       query: bulk.query,
       createdAt: bulk.createdAt.toISOString(),
       completedAt: done ? new Date(bulk.completesAt).toISOString() : null,
+      type: 'QUERY',
+    };
+  }
+
+  /** bulkOperations (2026-01): filtered by operation_type, status and created_at, newest first. */
+  #bulkList(args: BulkListArgs) {
+    const views = this.#bulks.map((b) => this.#bulkView(b)!);
+    const query = args.query ?? '';
+    const type = /\boperation_type:(\w+)/.exec(query)?.[1];
+    const status = /\bstatus:(\w+)/.exec(query)?.[1];
+    const since = [...query.matchAll(/\bcreated_at:(>=|<=|>|<)?'?([^'\s]+)'?/g)];
+    const kept = views.filter((v) => {
+      if (type !== undefined && type.toUpperCase() !== v.type) return false;
+      if (status !== undefined && status.toUpperCase() !== v.status) return false;
+      const at = Date.parse(v.createdAt);
+      return since.every(([, op = '=', value]) => {
+        const ref = Date.parse(value!);
+        if (Number.isNaN(ref)) return true;
+        return op === '>='
+          ? at >= ref
+          : op === '>'
+            ? at > ref
+            : op === '<='
+              ? at <= ref
+              : op === '<'
+                ? at < ref
+                : at === ref;
+      });
+    });
+    const field = args.sortKey === 'COMPLETED_AT' ? 'completedAt' : 'createdAt';
+    const sorted = kept.sort(
+      (a, b) => Date.parse(b[field] ?? '') - Date.parse(a[field] ?? '') || (b.id > a.id ? 1 : -1),
+    );
+    if (args.reverse) sorted.reverse();
+    const keyed = sorted.map((v, i) => ({ v, key: String(i).padStart(8, '0') }));
+    const connection = connectionOf(keyed, args, (k) => k.key);
+    return {
+      ...connection,
+      nodes: connection.nodes.map((k) => k.v),
+      edges: connection.edges.map((e) => ({ ...e, node: e.node.v })),
     };
   }
 
@@ -936,7 +1026,7 @@ export class FakeShopify {
     } catch (error) {
       return { errors: [{ message: (error as Error).message, extensions: { code: 'PARSE_ERROR' } }] };
     }
-    const invalid = validate(schema, document);
+    const invalid = validate(schemaOf(this.#version), document);
     if (invalid.length > 0)
       return { errors: invalid.map((e) => ({ message: e.message, locations: e.locations })) };
     const requested = requestedCost(document, variables);
@@ -1033,6 +1123,7 @@ export class FakeShopify {
       },
       bulkOperation: ({ id }: { id: string }) => this.#bulkView(this.#bulks.find((b) => b.id === id)),
       currentBulkOperation: () => this.#bulkView(this.#bulks.at(-1)),
+      bulkOperations: (args: BulkListArgs) => this.#bulkList(args),
       bulkOperationRunQuery: ({ query }: { query: string }) => this.#runBulk(query),
       ordersCount: ({ query, limit }: { query?: string; limit?: number | null }) => {
         this.#canRead();
@@ -1121,6 +1212,13 @@ function filtered(orders: readonly FakeShopifyOrder[], query: string | undefined
 }
 
 type Bulk = { bulk?: boolean };
+interface BulkListArgs {
+  first?: number;
+  after?: string;
+  reverse?: boolean;
+  sortKey?: string;
+  query?: string;
+}
 
 function ordersConnection(
   orders: readonly FakeShopifyOrder[],

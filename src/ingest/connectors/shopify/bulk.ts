@@ -4,10 +4,8 @@
 // lines) arrive as their own lines after their order, each with `__parentId`. The backfill cursor
 // says where the walk is, saved with each page written: `bulk:ID` while the operation runs,
 // `bulk:ID:OFFSET` while its file is read (OFFSET: the first byte of the next order), so a
-// restart resumes the same operation where it stopped instead of starting over. A shop that
-// refuses the operation (one already running: one at a time per app before 2026-01, a few
-// since; or no bulk API at all) is walked page by page instead (`pages:CURSOR`), unless the one
-// running is this same query (ownRunning: adopted).
+// restart resumes the same operation where it stopped instead of starting over. How one is
+// started, or an operation of this same query adopted, is bulk-start.ts.
 import { ConnectorError } from '../connector.js';
 import { politeRequest, sleep, type RetryPolicy } from '../polite-get.js';
 import type { StoreHttpOptions } from '../store-http.js';
@@ -37,15 +35,6 @@ export const BULK_ORDERS = `{
   }
 }`;
 
-const RUN = `mutation SalesMetricsBulkOrders($query: String!) {
-  bulkOperationRunQuery(query: $query) {
-    bulkOperation { id status }
-    userErrors { field message code }
-  }
-}`;
-const CURRENT = `query SalesMetricsCurrentBulkOperation {
-  currentBulkOperation(type: QUERY) { id status query createdAt }
-}`;
 const POLL = `query SalesMetricsBulkOperation($id: ID!) {
   bulkOperation(id: $id) { id status errorCode objectCount url }
 }`;
@@ -63,53 +52,6 @@ export type BulkStep =
   | { readonly kind: 'running'; readonly objects: number }
   | { readonly kind: 'done'; readonly url: string | undefined }
   | { readonly kind: 'failed' };
-
-/** Starts the operation; `refused` when the shop will not run it now (the caller walks pages). */
-export async function startBulk(client: ShopifyGraphql): Promise<BulkStep> {
-  let data: Json;
-  try {
-    data = await client.query(RUN, { query: BULK_ORDERS }, 10);
-  } catch (error) {
-    // No bulk API here (an older or partial one): the history is walked page by page.
-    if (error instanceof ConnectorError && error.kind === 'protocol') return { kind: 'refused' };
-    throw error;
-  }
-  const payload = isObject(data.bulkOperationRunQuery) ? data.bulkOperationRunQuery : {};
-  const operation = isObject(payload.bulkOperation) ? payload.bulkOperation : undefined;
-  if (operation && typeof operation.id === 'string') return { kind: 'started', id: operation.id };
-  const errors = Array.isArray(payload.userErrors) ? payload.userErrors.filter(isObject) : [];
-  if (errors.some((e) => e.code === 'OPERATION_IN_PROGRESS')) return ownRunning(client);
-  return { kind: 'refused' };
-}
-
-/** The same query, whatever its spacing. */
-const sameQuery = (a: string, b: string) => a.replace(/\s+/g, ' ').trim() === b.replace(/\s+/g, ' ').trim();
-
-/**
- * One bulk query of this app already runs (one at a time before API 2026-01). When it is this
- * very query (a server killed between starting it and saving its cursor, or a store connected
- * again), it is adopted: polled and read as if just started, instead of walking every page.
- * Anything else (another query of the same app) is left alone: the history is walked page by page.
- */
-async function ownRunning(client: ShopifyGraphql): Promise<BulkStep> {
-  let data: Json;
-  try {
-    data = await client.query(CURRENT, {}, 1);
-  } catch (error) {
-    if (error instanceof ConnectorError && error.kind === 'protocol') return { kind: 'refused' };
-    throw error;
-  }
-  const current = isObject(data.currentBulkOperation) ? data.currentBulkOperation : undefined;
-  const usable = ['CREATED', 'RUNNING', 'COMPLETED'].includes(String(current?.status ?? ''));
-  if (current && usable && typeof current.id === 'string' && typeof current.query === 'string') {
-    const createdAt = new Date(String(current.createdAt ?? ''));
-    // Changes are then asked from when it began gathering, not from now (sync.ts: changes_since).
-    if (sameQuery(current.query, BULK_ORDERS)) {
-      return { kind: 'started', id: current.id, ...(Number.isNaN(createdAt.getTime()) ? {} : { createdAt }) };
-    }
-  }
-  return { kind: 'refused' };
-}
 
 /** The operation's state, waiting up to POLL_MS while it runs. */
 export async function pollBulk(client: ShopifyGraphql, id: string): Promise<BulkStep> {
