@@ -850,15 +850,15 @@ export class FakeShopify {
     return this.#bulks.length;
   }
 
-  /** Starts a bulk operation as another caller of the same app would (the fake's own control). */
-  runBulkQuery(query: string): string | undefined {
-    return this.#runBulk(query).bulkOperation?.id;
+  /** Starts a bulk operation as another caller of the same app would, on API `version` (the fake's own control). */
+  runBulkQuery(query: string, version = '2026-10'): string | undefined {
+    return this.#runBulk(query, version).bulkOperation?.id;
   }
 
-  #runBulk(query: string) {
+  #runBulk(query: string, version: string) {
     this.bulkRunQueries++;
     const running = this.#bulks.filter((b) => Date.now() < b.completesAt);
-    const concurrency = this.bulkConcurrency ?? (this.#version < '2026-01' ? 1 : 5);
+    const concurrency = this.bulkConcurrency ?? (version < '2026-01' ? 1 : 5);
     if (running.length >= concurrency) {
       return {
         bulkOperation: null,
@@ -1124,7 +1124,7 @@ export class FakeShopify {
       bulkOperation: ({ id }: { id: string }) => this.#bulkView(this.#bulks.find((b) => b.id === id)),
       currentBulkOperation: () => this.#bulkView(this.#bulks.at(-1)),
       bulkOperations: (args: BulkListArgs) => this.#bulkList(args),
-      bulkOperationRunQuery: ({ query }: { query: string }) => this.#runBulk(query),
+      bulkOperationRunQuery: ({ query }: { query: string }) => this.#runBulk(query, this.#version),
       ordersCount: ({ query, limit }: { query?: string; limit?: number | null }) => {
         this.#canRead();
         const count = filtered(this.#visible(), query).length;

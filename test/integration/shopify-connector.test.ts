@@ -338,19 +338,19 @@ describe('Shopify connector (issue 21)', () => {
     }
   });
 
-  test('a bulk operation refused (another bulk query of this app running, one at a time before API 2026-01): the history is walked page by page, the same figures', async () => {
+  test('a bulk operation refused (five other bulk queries of this app running, the most API 2026-10 allows): the history is walked page by page, the same figures', async () => {
     const shop = await startShop({ seed: 15 });
     try {
-      shop.addOrders(400);
+      shop.addOrders(300);
       shop.bulkDurationMs = 60_000;
-      // Another bulk query of the same app (not this connector's) holds the only place.
-      assert.ok(shop.runBulkQuery('{ orders { edges { node { id } } } }'));
+      // Other bulk queries of the same app (not this connector's) hold the five places.
+      for (let n = 0; n < 5; n++)
+        assert.ok(shop.runBulkQuery(`{ orders(query: "n${n}") { edges { node { id } } } }`));
       const { org, key } = await service.addOrganization('Shopify sans bulk', []);
       await connectWithToken(org.id, shop);
       await syncedWith(org.id, shop);
-      // Ours refused (asked again only if an answer was too slow: still refused).
-      assert.ok(shop.bulkRunQueries >= 2, 'ours asked for, and refused');
-      assert.equal(shop.bulkRuns, 1, 'the other one left alone');
+      assert.equal(shop.bulkRunQueries, 6, 'ours asked for once, refused OPERATION_IN_PROGRESS');
+      assert.equal(shop.bulkRuns, 5, 'the others left alone');
       assert.equal(shop.bulkDownloads.length, 0);
       const twin = await importedTwin('Shopify sans bulk jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
@@ -359,7 +359,7 @@ describe('Shopify connector (issue 21)', () => {
     }
   });
 
-  test('this connector’s own bulk query already running (a server killed before saving its cursor): adopted, not started again nor walked page by page', async () => {
+  test('API 2026-10 (several bulk queries at once): this connector’s own bulk query already running (a server killed before saving its cursor) is found by bulkOperations and adopted, none started', async () => {
     const shop = await startShop({ seed: 17 });
     try {
       shop.addOrders(600);
@@ -368,8 +368,17 @@ describe('Shopify connector (issue 21)', () => {
       const { org, key } = await service.addOrganization('Shopify bulk repris', []);
       await connectWithToken(org.id, shop);
       await syncedWith(org.id, shop);
-      assert.ok(shop.bulkRunQueries >= 2, 'ours refused OPERATION_IN_PROGRESS');
+      assert.ok(shop.requests.every((r) => r.path.startsWith('/bulk/') || r.path.includes('/2026-10/')));
       assert.equal(shop.bulkRuns, 1, 'no second operation');
+      assert.equal(
+        shop.bulkRunQueries,
+        1,
+        'no bulkOperationRunQuery of ours (the one counted: the killed server’s)',
+      );
+      assert.ok(
+        shop.requests.some((r) => r.body.includes('bulkOperations(')),
+        'looked up by bulkOperations',
+      );
       assert.ok(shop.bulkDownloads.length >= 3, 'its file read');
       assert.ok(
         !shop.requests.some((r) => r.body.includes('SalesMetricsOrders(') && r.body.includes('"ID"')),
@@ -379,6 +388,88 @@ describe('Shopify connector (issue 21)', () => {
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
     } finally {
       await shop.close();
+    }
+  });
+
+  test('API 2026-10: a bulkOperationRunQuery answered after the client’s timeout (the operation started all the same): adopted, not asked again, one operation, nothing imported twice', async () => {
+    const shop = await startShop({ seed: 19 });
+    try {
+      shop.addOrders(400);
+      shop.bulkDurationMs = 1_000;
+      // STORE_HTTP_TIMEOUT_MS is 3 s in these tests: the first answer arrives after 4.
+      shop.answerBulkRunLate(1, 4_000);
+      const { org, key } = await service.addOrganization('Shopify bulk sans réponse', []);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      assert.equal(shop.bulkRuns, 1, 'one bulk operation started, no orphan');
+      assert.equal(shop.bulkRunQueries, 1, 'the mutation not sent again');
+      const ranges = shop.bulkDownloads.map((d) => d.range ?? 'bytes=0-');
+      assert.equal(new Set(ranges).size, ranges.length, `no slice read twice: ${ranges.join(' ')}`);
+      const [jobs] = await service.db.query<{ imported: string; updated: string }>(
+        `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE organization_id = $1 AND origin = 'connector'`,
+        [org.id],
+      );
+      assert.equal(Number(jobs!.imported), countedShopifyOrders(shop).length);
+      assert.equal(Number(jobs!.updated), 0, 'no order imported twice');
+      const twin = await importedTwin('Shopify bulk sans réponse jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('SHOPIFY_API_VERSION=2025-10 (one bulk query at a time, no bulkOperations): a mutation answered too late is looked up with currentBulkOperation and adopted; another query running refuses ours: page by page', async () => {
+    const legacy = await startTestService(
+      { ...FAST_SYNC_ENV, SHOPIFY_API_VERSION: '2025-10' },
+      { storeCa: certificate.cert },
+    );
+    const late = await startShop({ seed: 20 });
+    const busy = await startShop({ seed: 21 });
+    try {
+      late.addOrders(300);
+      late.bulkDurationMs = 1_000;
+      late.answerBulkRunLate(1, 4_000);
+      busy.addOrders(150);
+      busy.bulkDurationMs = 60_000;
+      assert.ok(busy.runBulkQuery('{ orders { edges { node { id } } } }'));
+      const lateOrg = await legacy.addOrganization('Shopify 2025-10', []);
+      const busyOrg = await legacy.addOrganization('Shopify 2025-10 occupée', []);
+      for (const [org, shop] of [
+        [lateOrg.org, late],
+        [busyOrg.org, busy],
+      ] as const) {
+        await connectStore(legacy.db, setup(legacy), {
+          organizationId: org.id,
+          platform: 'shopify',
+          address: shop.url,
+          consumerKey: '',
+          consumerSecret: shop.accessToken,
+        });
+      }
+      for (const [org, shop] of [
+        [lateOrg.org, late],
+        [busyOrg.org, busy],
+      ] as const) {
+        await eventually(
+          'synced on 2025-10',
+          () => connectionsOf(legacy.db, org.id).then((c) => c[0]),
+          (c) => c?.phase === 'incremental' && !c.running && c.orders === countedShopifyOrders(shop).length,
+          60_000,
+        );
+      }
+      for (const shop of [late, busy]) {
+        assert.ok(shop.requests.every((r) => r.path.startsWith('/bulk/') || r.path.includes('/2025-10/')));
+        assert.ok(!shop.requests.some((r) => r.body.includes('bulkOperations(')), 'not in 2025-10');
+      }
+      assert.equal(late.bulkRunQueries, 1, 'the late mutation not sent again');
+      assert.equal(late.bulkRuns, 1);
+      assert.ok(late.bulkDownloads.length >= 2, 'the adopted operation’s file read');
+      assert.equal(busy.bulkRunQueries, 2, 'ours refused OPERATION_IN_PROGRESS, once');
+      assert.equal(busy.bulkRuns, 1, 'the other one left alone');
+      assert.equal(busy.bulkDownloads.length, 0, 'page by page');
+    } finally {
+      await legacy.cleanup();
+      await Promise.all([late.close(), busy.close()]);
     }
   });
 
