@@ -134,7 +134,8 @@ describe('Shopify connector (issue 21)', () => {
   test('backfill of a shop with refunds, cancellations and test orders, then changes and deletions: the figures of a file import', async () => {
     const shop = await startShop({ seed: 11 });
     try {
-      shop.addOrders(1_500);
+      // 1,300 orders and more: six slices of the bulk file (250 orders each).
+      shop.addOrders(1_300);
       // An order with more line items than a page asks for, and one with a refund of its shipping.
       shop.addOrder({
         lines: Array.from({ length: 60 }, () => ({ quantity: 2, unitCents: 100, taxCents: 20 })),
@@ -203,9 +204,9 @@ describe('Shopify connector (issue 21)', () => {
 
   test('a bulk operation gathering the history: its objects so far and their rate on the Boutiques page (issue 21 item 2)', async () => {
     const shop = await startShop({ seed: 15 });
-    shop.bulkDurationMs = 6_000;
+    shop.bulkDurationMs = 4_000;
     try {
-      shop.addOrders(500);
+      shop.addOrders(300);
       const { org } = await service.addOrganization('Shopify progression', []);
       await connectWithToken(org.id, shop);
       const gathering = await eventually(
