@@ -315,14 +315,14 @@ describe('Shopify connector (issue 21)', () => {
     const shop = await startShop({ seed: 18, tokenLifetimeS: 2 });
     try {
       shop.addOrders(60);
-      shop.bulkDurationMs = 2_000;
+      shop.bulkDurationMs = 1_000;
       shop.slowDown(600);
       const { org, key } = await service.addOrganization('Shopify jeton court', []);
       await connectWithClient(org.id, shop);
       await syncedWith(org.id, shop);
       shop.addOrder();
       await syncedWith(org.id, shop);
-      await new Promise((resolve) => setTimeout(resolve, 4_000)); // more incremental passes
+      await new Promise((resolve) => setTimeout(resolve, 2_500)); // more incremental passes
       assert.ok(shop.grants >= 4, `renewed as it went: ${shop.grants} grants`);
       assert.equal(shop.unauthorized, 0, 'no request carried an expired token');
       // Neither the client secret nor any token granted in the log, the database, or an address.
