@@ -4,8 +4,11 @@
 // loopback, the server's own sync worker, the embedded database or a PostgreSQL server
 // (DATABASE_URL). Prints, per platform, the orders per second, the server's event loop delay and
 // the /healthz latency during the backfill against the same figures idle, and RSS.
+// Shopify is measured twice: its history by one bulk operation (the default), then page by page
+// (`shopify-pages`: the stand-in refuses the bulk query, as when one is already running).
 // Usage: npm run build && node dist/bench/store-sync.js [orders≈20000] [store latency ms per request]
-//   [woocommerce|shopify|both (default)]
+//   [woocommerce|shopify|shopify-pages|both (default: all three)]
+// PostgreSQL: DATABASE_URL=postgres://… node dist/bench/store-sync.js 5000 0 both
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,7 +28,8 @@ import { countedShopifyOrders } from '../test/helpers/shopify-expectations.js';
 
 const target = Number(process.argv[2] ?? 20_000);
 const latencyMs = Number(process.argv[3] ?? 0);
-const platforms = (process.argv[4] ?? 'both') === 'both' ? ['woocommerce', 'shopify'] : [process.argv[4]!];
+const platforms =
+  (process.argv[4] ?? 'both') === 'both' ? ['woocommerce', 'shopify', 'shopify-pages'] : [process.argv[4]!];
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-bench-sync-'));
 const config = loadConfig({
   ...(process.env.DATABASE_URL
@@ -53,12 +57,17 @@ const pct = (values: number[], p: number) =>
 async function measure(work: () => Promise<unknown>) {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   const latencies: number[] = [];
+  let failures = 0;
   let running = true;
   const probes = (async () => {
     while (running) {
       const started = performance.now();
-      await (await fetch(`${base}/healthz`)).arrayBuffer();
-      latencies.push(performance.now() - started);
+      try {
+        await (await fetch(`${base}/healthz`)).arrayBuffer();
+        latencies.push(performance.now() - started);
+      } catch {
+        failures++; // a kept-alive socket the server closed meanwhile: counted, not fatal
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();
@@ -75,6 +84,7 @@ async function measure(work: () => Promise<unknown>) {
     loopMax: histogram.max / 1e6,
     healthP50: pct(latencies, 0.5),
     healthP99: pct(latencies, 0.99),
+    healthFailures: failures,
   };
 }
 
@@ -82,16 +92,18 @@ const idle = await measure(() => new Promise((resolve) => setTimeout(resolve, 20
 
 /** The stand-in of a platform with `target` orders, and how to connect it. */
 async function standIn(platform: string) {
-  if (platform === 'shopify') {
+  if (platform.startsWith('shopify')) {
     const shop = await FakeShopify.start({ certificate });
     shop.addOrders(target);
+    if (platform === 'shopify-pages') shop.bulkConcurrency = 0; // the bulk query refused: page by page
     if (latencyMs > 0) shop.slowDown(latencyMs);
     return {
       url: shop.url,
       orders: countedShopifyOrders(shop).length,
-      request: { platform, address: shop.url, consumerKey: '', consumerSecret: shop.accessToken },
+      request: { platform: 'shopify', address: shop.url, consumerKey: '', consumerSecret: shop.accessToken },
       stats: () => ({
         requests: shop.requests.length,
+        bulkOperations: shop.bulkRuns,
         throttled: shop.costs.filter((c) => c.throttled).length,
       }),
       close: () => shop.close(),
@@ -148,6 +160,7 @@ for (const platform of platforms) {
       {
         platform,
         engine: db.engine,
+        loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
         orders,
         storeLatencyMs: latencyMs,
         ...source.stats(),
@@ -163,6 +176,7 @@ for (const platform of platforms) {
           loopMaxMs: sync.loopMax,
           healthP50Ms: Number(sync.healthP50.toFixed(1)),
           healthP99Ms: Number(sync.healthP99.toFixed(1)),
+          healthFailures: sync.healthFailures,
         },
         peakRssMb: Math.round(peakRss / 1024 ** 2),
       },

@@ -131,12 +131,17 @@ function publicUrl(raw: string | undefined): string | undefined {
   return url.href.replace(/\/+$/, '');
 }
 
-/** Shopify's versions are quarterly (YYYY-01, -04, -07, -10); each is supported for a year. */
+/**
+ * Shopify's versions are quarterly (YYYY-01, -04, -07, -10); each is supported for at least a
+ * year, so the default moves forward yearly (2026-10: supported until October 2027 at least).
+ */
+export const DEFAULT_SHOPIFY_API_VERSION = '2026-10';
+
 function shopifyApiVersion(raw: string | undefined): string {
-  if (raw === undefined || raw === '') return '2025-10';
+  if (raw === undefined || raw === '') return DEFAULT_SHOPIFY_API_VERSION;
   if (!/^20\d\d-(01|04|07|10)$/.test(raw)) {
     throw new ConfigError(
-      `SHOPIFY_API_VERSION doit être une version trimestrielle comme 2025-10 (reçu « ${raw.slice(0, 40)} »)`,
+      `SHOPIFY_API_VERSION doit être une version trimestrielle comme ${DEFAULT_SHOPIFY_API_VERSION} (reçu « ${raw.slice(0, 40)} »)`,
     );
   }
   return raw;

@@ -13,6 +13,10 @@
 //   its node, scalars 0), refused over 1,000 (MAX_COST_EXCEEDED), THROTTLED when the bucket
 //   (maximumAvailable, restoreRate a second) cannot afford it; extensions.cost on every answer;
 // - the search syntax of `orders(query:)` for updated_at/created_at comparisons;
+// - bulk operations by API version: before 2026-01 one bulk query per app and shop at a time (a
+//   second refused OPERATION_IN_PROGRESS) and `currentBulkOperation` only; since 2026-01 up to
+//   five at once and `bulkOperations(query: "operation_type:… status:… created_at:>…")`, newest
+//   first; a JSONL result file served over HTTPS with byte ranges;
 // - webhooks: X-Shopify-Topic, X-Shopify-Hmac-Sha256 (base64 HMAC-SHA256 of the raw body with
 //   the app's secret), X-Shopify-Webhook-Id, X-Shopify-Shop-Domain, a REST-shaped order body.
 // What the fake adds of its own (control methods, faults on demand, recording) is marked so.
@@ -23,6 +27,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import {
   buildSchema,
   execute,
+  extendSchema,
   getNamedType,
   GraphQLError,
   isListType,
@@ -266,6 +271,10 @@ const SDL = /* GraphQL */ `
     INTERNAL_SERVER_ERROR
     TIMEOUT
   }
+  enum BulkOperationType {
+    MUTATION
+    QUERY
+  }
   enum BulkOperationUserErrorCode {
     INVALID
     OPERATION_IN_PROGRESS
@@ -282,6 +291,7 @@ const SDL = /* GraphQL */ `
     query: String!
     createdAt: DateTime!
     completedAt: DateTime
+    type: BulkOperationType!
   }
   type BulkOperationUserError {
     field: [String!]
@@ -297,7 +307,7 @@ const SDL = /* GraphQL */ `
   }
   type QueryRoot {
     bulkOperation(id: ID!): BulkOperation
-    currentBulkOperation: BulkOperation
+    currentBulkOperation(type: BulkOperationType = QUERY): BulkOperation
     shop: Shop!
     order(id: ID!): Order
     refund(id: ID!): Refund
@@ -319,7 +329,37 @@ const SDL = /* GraphQL */ `
   }
 `;
 
-const schema = buildSchema(SDL);
+/** API versions before 2026-01: no `bulkOperations` (one bulk query at a time, currentBulkOperation). */
+const schemaBefore2026 = buildSchema(SDL);
+/** Since 2026-01: the app's bulk operations listed, filtered by the search syntax, newest first. */
+const SDL_2026 = /* GraphQL */ `
+  enum BulkOperationsSortKeys {
+    COMPLETED_AT
+    CREATED_AT
+  }
+  type BulkOperationEdge {
+    cursor: String!
+    node: BulkOperation!
+  }
+  type BulkOperationConnection {
+    nodes: [BulkOperation!]!
+    edges: [BulkOperationEdge!]!
+    pageInfo: PageInfo!
+  }
+  extend type QueryRoot {
+    bulkOperations(
+      first: Int
+      after: String
+      last: Int
+      before: String
+      reverse: Boolean = false
+      sortKey: BulkOperationsSortKeys = CREATED_AT
+      query: String
+    ): BulkOperationConnection!
+  }
+`;
+const schema = extendSchema(schemaBefore2026, parse(SDL_2026));
+const schemaOf = (version: string) => (version >= '2026-01' ? schema : schemaBefore2026);
 const MAX_COST = 1000;
 const MAX_PAGE = 250;
 
@@ -432,6 +472,10 @@ export class FakeShopify {
   readonly requests: { method: string; path: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
   readonly costs: { requested: number; actual: number; throttled: boolean }[] = [];
   grants = 0;
+  /** Every token the grant issued (the fake's own recording: searched for in logs and dumps). */
+  readonly issued: string[] = [];
+  /** GraphQL requests refused for their token (401; the fake's own count). */
+  unauthorized = 0;
   readonly #orders = new Map<number, FakeShopifyOrder>();
   readonly #granted = new Map<string, number>();
   readonly #name: string;
@@ -441,9 +485,16 @@ export class FakeShopify {
   #slowMs = 0;
   #nextId = 5_000_000_000;
   readonly #bulks: FakeBulk[] = [];
-  /** The fake's own knobs: how long a bulk operation runs, how many may run at once. */
+  /**
+   * The fake's own knobs: how long a bulk operation runs, how many may run at once (by default as
+   * Shopify: one per app and shop before API version 2026-01, five since).
+   */
   bulkDurationMs = 300;
-  bulkConcurrency = 1;
+  bulkConcurrency: number | undefined;
+  /** bulkOperationRunQuery mutations received, refused ones included (the fake's own count). */
+  bulkRunQueries = 0;
+  #lateBulkAnswers = { count: 0, ms: 0 };
+  #version = '';
   /** Requests for bulk result files, with their Range header (the fake's own recording). */
   readonly bulkDownloads: { range: string | undefined }[] = [];
   readonly #rand: () => number;
@@ -499,6 +550,13 @@ export class FakeShopify {
   /** Every answer waits this long first. */
   slowDown(ms: number): void {
     this.#slowMs = ms;
+  }
+  /**
+   * The next `count` bulkOperationRunQuery mutations start their operation at once but answer
+   * `ms` late (past the client's timeout: an answer lost under load).
+   */
+  answerBulkRunLate(count: number, ms: number): void {
+    this.#lateBulkAnswers = { count, ms };
   }
   /** Empties the bucket (a busy shop): the next queries are THROTTLED until it refills. */
   drainBucket(): void {
@@ -688,7 +746,7 @@ export class FakeShopify {
         'content-type': 'application/json',
         'x-shopify-topic': topic,
         'x-shopify-shop-domain': this.domain,
-        'x-shopify-api-version': '2025-10',
+        'x-shopify-api-version': this.#version || '2026-10',
         'x-shopify-webhook-id': options.webhookId ?? crypto.randomUUID(),
         'x-shopify-triggered-at': new Date().toISOString(),
         ...(options.omitSignature ? {} : { 'x-shopify-hmac-sha256': hmac }),
@@ -720,6 +778,7 @@ export class FakeShopify {
     if (req.method === 'GET' && file) return this.#serveBulk(file[1]!, req, res);
     const graphql = /^\/admin\/api\/(\d{4}-\d\d|unstable)\/graphql\.json$/.exec(path);
     if (!graphql) return send(404, { errors: 'Not Found' });
+    this.#version = graphql[1]!;
     if (req.method !== 'POST') return send(405, { errors: 'Method Not Allowed' });
     const fault = this.#faults[0];
     if (fault) {
@@ -732,6 +791,7 @@ export class FakeShopify {
     }
     const token = req.headers['x-shopify-access-token'];
     if (!this.#valid(typeof token === 'string' ? token : '')) {
+      this.unauthorized++;
       return send(401, {
         errors: '[API] Invalid API key or access token (unrecognized login or wrong password)',
       });
@@ -742,10 +802,16 @@ export class FakeShopify {
     } catch {
       return send(400, { errors: { query: 'Required parameter missing or invalid' } });
     }
-    send(
-      200,
-      this.#graphql(String(request.query ?? ''), (request.variables ?? {}) as Record<string, unknown>),
+    const answer = this.#graphql(
+      String(request.query ?? ''),
+      (request.variables ?? {}) as Record<string, unknown>,
     );
+    const late = this.#lateBulkAnswers;
+    if (late.count > 0 && String(request.query).includes('bulkOperationRunQuery')) {
+      late.count--;
+      await new Promise((resolve) => setTimeout(resolve, late.ms));
+    }
+    send(200, answer);
   }
 
   #valid(token: string): boolean {
@@ -767,15 +833,33 @@ export class FakeShopify {
     }
     const token = `shpat_${randomHex(16)}`;
     this.#granted.set(token, Date.now() + this.tokenLifetimeS * 1000);
+    this.issued.push(token);
     this.grants++;
     send(200, { access_token: token, scope: this.scopes.join(','), expires_in: this.tokenLifetimeS });
   }
 
   // --- Bulk operations (bulkOperationRunQuery, a JSONL file) ------------------------------------------
 
-  #runBulk(query: string) {
+  /** Bulk operations still RUNNING now (the fake's own view). */
+  get bulkRunning(): number {
+    return this.#bulks.filter((b) => Date.now() < b.completesAt).length;
+  }
+
+  /** Bulk operations started (the fake's own count). */
+  get bulkRuns(): number {
+    return this.#bulks.length;
+  }
+
+  /** Starts a bulk operation as another caller of the same app would, on API `version` (the fake's own control). */
+  runBulkQuery(query: string, version = '2026-10'): string | undefined {
+    return this.#runBulk(query, version).bulkOperation?.id;
+  }
+
+  #runBulk(query: string, version: string) {
+    this.bulkRunQueries++;
     const running = this.#bulks.filter((b) => Date.now() < b.completesAt);
-    if (running.length >= this.bulkConcurrency) {
+    const concurrency = this.bulkConcurrency ?? (version < '2026-01' ? 1 : 5);
+    if (running.length >= concurrency) {
       return {
         bulkOperation: null,
         userErrors: [
@@ -845,6 +929,46 @@ export class FakeShopify {
       query: bulk.query,
       createdAt: bulk.createdAt.toISOString(),
       completedAt: done ? new Date(bulk.completesAt).toISOString() : null,
+      type: 'QUERY',
+    };
+  }
+
+  /** bulkOperations (2026-01): filtered by operation_type, status and created_at, newest first. */
+  #bulkList(args: BulkListArgs) {
+    const views = this.#bulks.map((b) => this.#bulkView(b)!);
+    const query = args.query ?? '';
+    const type = /\boperation_type:(\w+)/.exec(query)?.[1];
+    const status = /\bstatus:(\w+)/.exec(query)?.[1];
+    const since = [...query.matchAll(/\bcreated_at:(>=|<=|>|<)?'?([^'\s]+)'?/g)];
+    const kept = views.filter((v) => {
+      if (type !== undefined && type.toUpperCase() !== v.type) return false;
+      if (status !== undefined && status.toUpperCase() !== v.status) return false;
+      const at = Date.parse(v.createdAt);
+      return since.every(([, op = '=', value]) => {
+        const ref = Date.parse(value!);
+        if (Number.isNaN(ref)) return true;
+        return op === '>='
+          ? at >= ref
+          : op === '>'
+            ? at > ref
+            : op === '<='
+              ? at <= ref
+              : op === '<'
+                ? at < ref
+                : at === ref;
+      });
+    });
+    const field = args.sortKey === 'COMPLETED_AT' ? 'completedAt' : 'createdAt';
+    const sorted = kept.sort(
+      (a, b) => Date.parse(b[field] ?? '') - Date.parse(a[field] ?? '') || (b.id > a.id ? 1 : -1),
+    );
+    if (args.reverse) sorted.reverse();
+    const keyed = sorted.map((v, i) => ({ v, key: String(i).padStart(8, '0') }));
+    const connection = connectionOf(keyed, args, (k) => k.key);
+    return {
+      ...connection,
+      nodes: connection.nodes.map((k) => k.v),
+      edges: connection.edges.map((e) => ({ ...e, node: e.node.v })),
     };
   }
 
@@ -902,7 +1026,7 @@ export class FakeShopify {
     } catch (error) {
       return { errors: [{ message: (error as Error).message, extensions: { code: 'PARSE_ERROR' } }] };
     }
-    const invalid = validate(schema, document);
+    const invalid = validate(schemaOf(this.#version), document);
     if (invalid.length > 0)
       return { errors: invalid.map((e) => ({ message: e.message, locations: e.locations })) };
     const requested = requestedCost(document, variables);
@@ -999,7 +1123,8 @@ export class FakeShopify {
       },
       bulkOperation: ({ id }: { id: string }) => this.#bulkView(this.#bulks.find((b) => b.id === id)),
       currentBulkOperation: () => this.#bulkView(this.#bulks.at(-1)),
-      bulkOperationRunQuery: ({ query }: { query: string }) => this.#runBulk(query),
+      bulkOperations: (args: BulkListArgs) => this.#bulkList(args),
+      bulkOperationRunQuery: ({ query }: { query: string }) => this.#runBulk(query, this.#version),
       ordersCount: ({ query, limit }: { query?: string; limit?: number | null }) => {
         this.#canRead();
         const count = filtered(this.#visible(), query).length;
@@ -1087,6 +1212,13 @@ function filtered(orders: readonly FakeShopifyOrder[], query: string | undefined
 }
 
 type Bulk = { bulk?: boolean };
+interface BulkListArgs {
+  first?: number;
+  after?: string;
+  reverse?: boolean;
+  sortKey?: string;
+  query?: string;
+}
 
 function ordersConnection(
   orders: readonly FakeShopifyOrder[],

@@ -5,10 +5,10 @@
 // come back in a page or an answer, and the browser only ever talks to the service.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page, Response as PageResponse } from 'playwright-core';
-import { addUserToOrganization } from '../../src/domain/users.js';
+import type { Browser, Page } from 'playwright-core';
 import { connectionsOf } from '../../src/ingest/connectors/connections.js';
-import { chromiumAvailable, launchBrowser } from '../helpers/browser.js';
+import { chromiumAvailable } from '../helpers/browser.js';
+import { openStoresPage } from '../helpers/connected-store.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { countedShopifyOrders } from '../helpers/shopify-expectations.js';
@@ -24,8 +24,8 @@ describe('Boutiques page: connecting a Shopify shop in Chromium (issue 21)', () 
   let browser: Browser;
   let page: Page;
   let organizationId: string;
-  const requested: string[] = [];
-  const bodies: Promise<string>[] = [];
+  let requested: string[] = [];
+  let bodies: Promise<string>[] = [];
 
   /** Neither the token nor the app's secret in the page as it is now, nor in any answer so far. */
   const noSecrets = async (step: string, typed: string[] = []) => {
@@ -55,16 +55,10 @@ describe('Boutiques page: connecting a Shopify shop in Chromium (issue 21)', () 
     service = await startTestService(FAST_SYNC_ENV, { storeCa: shop.ca });
     const { org } = await service.addOrganization('Shopify Navigateur', []);
     organizationId = org.id;
-    await addUserToOrganization(service.db, org.id, EMAIL, PASSWORD);
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.on('request', (request) => requested.push(request.url()));
-    page.on('response', (response: PageResponse) => void bodies.push(response.text().catch(() => '')));
-    await page.goto(`${service.baseUrl}/login?next=${encodeURIComponent('/settings/stores')}`);
-    await page.getByLabel('Adresse e-mail').fill(EMAIL);
-    await page.getByLabel('Mot de passe').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Se connecter' }).click();
-    await page.waitForURL(/\/settings\/stores$/);
+    ({ browser, page, requested, bodies } = await openStoresPage(service, org.id, {
+      email: EMAIL,
+      password: PASSWORD,
+    }));
   });
   after(async () => {
     await browser?.close();

@@ -8,8 +8,10 @@ import { buildApp } from '../../src/app.js';
 import { connectStore, syncStoreNow } from '../../src/domain/store-connections.js';
 import { connectionsOf } from '../../src/ingest/connectors/connections.js';
 import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
+import { BULK_ORDERS } from '../../src/ingest/connectors/shopify/bulk.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { connectionState } from '../../src/web/store-connection-views.js';
+import { assertNoSecretInDatabase, secretForms } from '../helpers/connected-store.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
@@ -48,6 +50,15 @@ describe('Shopify connector (issue 21)', () => {
       consumerKey: '',
       consumerSecret: shop.accessToken,
       ...(webhookSecret === undefined ? {} : { webhookSecret }),
+    });
+  /** A Dev Dashboard app: its client id and secret, exchanged for a token (client-credentials grant). */
+  const connectWithClient = (organizationId: string, shop: FakeShopify) =>
+    connectStore(service.db, setup(), {
+      organizationId,
+      platform: 'shopify',
+      address: shop.url,
+      consumerKey: shop.clientId,
+      consumerSecret: shop.clientSecret,
     });
   const syncedWith = (organizationId: string, shop: FakeShopify) =>
     eventually(
@@ -123,7 +134,8 @@ describe('Shopify connector (issue 21)', () => {
   test('backfill of a shop with refunds, cancellations and test orders, then changes and deletions: the figures of a file import', async () => {
     const shop = await startShop({ seed: 11 });
     try {
-      shop.addOrders(1_500);
+      // 1,300 orders and more: six slices of the bulk file (250 orders each).
+      shop.addOrders(1_300);
       // An order with more line items than a page asks for, and one with a refund of its shipping.
       shop.addOrder({
         lines: Array.from({ length: 60 }, () => ({ quantity: 2, unitCents: 100, taxCents: 20 })),
@@ -192,9 +204,9 @@ describe('Shopify connector (issue 21)', () => {
 
   test('a bulk operation gathering the history: its objects so far and their rate on the Boutiques page (issue 21 item 2)', async () => {
     const shop = await startShop({ seed: 15 });
-    shop.bulkDurationMs = 6_000;
+    shop.bulkDurationMs = 4_000;
     try {
-      shop.addOrders(500);
+      shop.addOrders(300);
       const { org } = await service.addOrganization('Shopify progression', []);
       await connectWithToken(org.id, shop);
       const gathering = await eventually(
@@ -275,13 +287,7 @@ describe('Shopify connector (issue 21)', () => {
     try {
       shop.addOrders(120);
       const { org } = await service.addOrganization('Shopify client', []);
-      await connectStore(service.db, setup(), {
-        organizationId: org.id,
-        platform: 'shopify',
-        address: shop.url,
-        consumerKey: shop.clientId,
-        consumerSecret: shop.clientSecret,
-      });
+      await connectWithClient(org.id, shop);
       await syncedWith(org.id, shop);
       assert.ok(shop.grants >= 1);
       const grants = shop.grants;
@@ -304,23 +310,167 @@ describe('Shopify connector (issue 21)', () => {
     }
   });
 
-  test('a bulk operation refused (one already running): the history is walked page by page, the same figures', async () => {
+  test('a granted token that expires in 2 s: renewed before it expires, never refused (401), and the store keeps syncing', async () => {
+    // A token the shop refuses only once it has expired; each answer takes 600 ms (slow shop).
+    const shop = await startShop({ seed: 18, tokenLifetimeS: 2 });
+    try {
+      shop.addOrders(60);
+      shop.bulkDurationMs = 1_000;
+      shop.slowDown(600);
+      const { org, key } = await service.addOrganization('Shopify jeton court', []);
+      await connectWithClient(org.id, shop);
+      await syncedWith(org.id, shop);
+      shop.addOrder();
+      await syncedWith(org.id, shop);
+      await new Promise((resolve) => setTimeout(resolve, 2_500)); // more incremental passes
+      assert.ok(shop.grants >= 4, `renewed as it went: ${shop.grants} grants`);
+      assert.equal(shop.unauthorized, 0, 'no request carried an expired token');
+      // Neither the client secret nor any token granted in the log, the database, or an address.
+      const secrets = [shop.clientSecret, ...shop.issued];
+      const log = logLines.join('\n');
+      for (const form of secretForms(secrets)) assert.ok(!log.includes(form), 'a secret in the log');
+      await assertNoSecretInDatabase(service.db, secrets);
+      for (const r of shop.requests) for (const s of secrets) assert.ok(!r.path.includes(s));
+      assert.ok((await connection(org.id))!.orders >= countedShopifyOrders(shop).length);
+      const twin = await importedTwin('Shopify jeton court jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('a bulk operation refused (five other bulk queries of this app running, the most API 2026-10 allows): the history is walked page by page, the same figures', async () => {
     const shop = await startShop({ seed: 15 });
     try {
-      shop.addOrders(400);
-      shop.bulkConcurrency = 0; // as if another bulk query of this app were running
+      shop.addOrders(300);
+      shop.bulkDurationMs = 60_000;
+      // Other bulk queries of the same app (not this connector's) hold the five places.
+      for (let n = 0; n < 5; n++)
+        assert.ok(shop.runBulkQuery(`{ orders(query: "n${n}") { edges { node { id } } } }`));
       const { org, key } = await service.addOrganization('Shopify sans bulk', []);
       await connectWithToken(org.id, shop);
       await syncedWith(org.id, shop);
-      assert.ok(
-        shop.requests.some((r) => r.body.includes('bulkOperationRunQuery')),
-        'a bulk operation asked for',
-      );
+      assert.equal(shop.bulkRunQueries, 6, 'ours asked for once, refused OPERATION_IN_PROGRESS');
+      assert.equal(shop.bulkRuns, 5, 'the others left alone');
       assert.equal(shop.bulkDownloads.length, 0);
       const twin = await importedTwin('Shopify sans bulk jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
     } finally {
       await shop.close();
+    }
+  });
+
+  test('API 2026-10 (several bulk queries at once): this connector’s own bulk query already running (a server killed before saving its cursor) is found by bulkOperations and adopted, none started', async () => {
+    const shop = await startShop({ seed: 17 });
+    try {
+      shop.addOrders(600);
+      shop.bulkDurationMs = 1_500;
+      assert.ok(shop.runBulkQuery(BULK_ORDERS), 'the operation a killed server had started');
+      const { org, key } = await service.addOrganization('Shopify bulk repris', []);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      assert.ok(shop.requests.every((r) => r.path.startsWith('/bulk/') || r.path.includes('/2026-10/')));
+      assert.equal(shop.bulkRuns, 1, 'no second operation');
+      assert.equal(
+        shop.bulkRunQueries,
+        1,
+        'no bulkOperationRunQuery of ours (the one counted: the killed server’s)',
+      );
+      assert.ok(
+        shop.requests.some((r) => r.body.includes('bulkOperations(')),
+        'looked up by bulkOperations',
+      );
+      assert.ok(shop.bulkDownloads.length >= 3, 'its file read');
+      assert.ok(
+        !shop.requests.some((r) => r.body.includes('SalesMetricsOrders(') && r.body.includes('"ID"')),
+        'no page walk',
+      );
+      const twin = await importedTwin('Shopify bulk repris jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('API 2026-10: a bulkOperationRunQuery answered after the client’s timeout (the operation started all the same): adopted, not asked again, one operation, nothing imported twice', async () => {
+    const shop = await startShop({ seed: 19 });
+    try {
+      shop.addOrders(400);
+      shop.bulkDurationMs = 1_000;
+      // STORE_HTTP_TIMEOUT_MS is 3 s in these tests: the first answer arrives after 4.
+      shop.answerBulkRunLate(1, 4_000);
+      const { org, key } = await service.addOrganization('Shopify bulk sans réponse', []);
+      await connectWithToken(org.id, shop);
+      await syncedWith(org.id, shop);
+      assert.equal(shop.bulkRuns, 1, 'one bulk operation started, no orphan');
+      assert.equal(shop.bulkRunQueries, 1, 'the mutation not sent again');
+      const ranges = shop.bulkDownloads.map((d) => d.range ?? 'bytes=0-');
+      assert.equal(new Set(ranges).size, ranges.length, `no slice read twice: ${ranges.join(' ')}`);
+      const [jobs] = await service.db.query<{ imported: string; updated: string }>(
+        `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE organization_id = $1 AND origin = 'connector'`,
+        [org.id],
+      );
+      assert.equal(Number(jobs!.imported), countedShopifyOrders(shop).length);
+      assert.equal(Number(jobs!.updated), 0, 'no order imported twice');
+      const twin = await importedTwin('Shopify bulk sans réponse jumeau', shop);
+      assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+    } finally {
+      await shop.close();
+    }
+  });
+
+  test('SHOPIFY_API_VERSION=2025-10 (one bulk query at a time, no bulkOperations): a mutation answered too late is looked up with currentBulkOperation and adopted; another query running refuses ours: page by page', async () => {
+    const legacy = await startTestService(
+      { ...FAST_SYNC_ENV, SHOPIFY_API_VERSION: '2025-10' },
+      { storeCa: certificate.cert },
+    );
+    const late = await startShop({ seed: 20 });
+    const busy = await startShop({ seed: 21 });
+    try {
+      late.addOrders(300);
+      late.bulkDurationMs = 1_000;
+      late.answerBulkRunLate(1, 4_000);
+      busy.addOrders(150);
+      busy.bulkDurationMs = 60_000;
+      assert.ok(busy.runBulkQuery('{ orders { edges { node { id } } } }'));
+      const lateOrg = await legacy.addOrganization('Shopify 2025-10', []);
+      const busyOrg = await legacy.addOrganization('Shopify 2025-10 occupée', []);
+      for (const [org, shop] of [
+        [lateOrg.org, late],
+        [busyOrg.org, busy],
+      ] as const) {
+        await connectStore(legacy.db, setup(legacy), {
+          organizationId: org.id,
+          platform: 'shopify',
+          address: shop.url,
+          consumerKey: '',
+          consumerSecret: shop.accessToken,
+        });
+      }
+      for (const [org, shop] of [
+        [lateOrg.org, late],
+        [busyOrg.org, busy],
+      ] as const) {
+        await eventually(
+          'synced on 2025-10',
+          () => connectionsOf(legacy.db, org.id).then((c) => c[0]),
+          (c) => c?.phase === 'incremental' && !c.running && c.orders === countedShopifyOrders(shop).length,
+          60_000,
+        );
+      }
+      for (const shop of [late, busy]) {
+        assert.ok(shop.requests.every((r) => r.path.startsWith('/bulk/') || r.path.includes('/2025-10/')));
+        assert.ok(!shop.requests.some((r) => r.body.includes('bulkOperations(')), 'not in 2025-10');
+      }
+      assert.equal(late.bulkRunQueries, 1, 'the late mutation not sent again');
+      assert.equal(late.bulkRuns, 1);
+      assert.ok(late.bulkDownloads.length >= 2, 'the adopted operation’s file read');
+      assert.equal(busy.bulkRunQueries, 2, 'ours refused OPERATION_IN_PROGRESS, once');
+      assert.equal(busy.bulkRuns, 1, 'the other one left alone');
+      assert.equal(busy.bulkDownloads.length, 0, 'page by page');
+    } finally {
+      await legacy.cleanup();
+      await Promise.all([late.close(), busy.close()]);
     }
   });
 

@@ -6,28 +6,23 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/db/database.js';
+import {
+  assertNoSecretInDatabase,
+  assertSameAsFileImport,
+  secretForms,
+  startStoreProcesses,
+  type StoreProcesses,
+} from '../helpers/connected-store.js';
 import { engine } from '../helpers/database.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
-import {
-  runCli,
-  startServer,
-  startServerOnFreshDatabase,
-  type FreshServer,
-  type ServerProcess,
-} from '../helpers/processes.js';
+import { runCli } from '../helpers/processes.js';
 import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
-import {
-  answers,
-  assertSameAnswers,
-  eventually,
-  FAST_SYNC_ENV,
-} from '../helpers/woocommerce-expectations.js';
+import { eventually, FAST_SYNC_ENV } from '../helpers/woocommerce-expectations.js';
 
 const ORG = 'boutique-shopify';
+/** A token the shop refuses (tried at connection): it must not be kept or logged either. */
+const wrongToken = `shpat_${'7'.repeat(32)}`;
 
 interface StoreStatus {
   address: string;
@@ -53,38 +48,22 @@ const historyCursors = (shop: FakeShopify): (string | null)[] =>
 
 describe('sales-metrics store … with a Shopify shop, over the real processes (issue 21)', () => {
   let shop: FakeShopify;
-  let fresh: FreshServer;
-  let restarted: ServerProcess | undefined;
-  let db: Database | undefined;
-  let dir: string;
-  let serverEnv: Record<string, string>;
-  let env: Record<string, string>;
-
-  const cli = async (...args: string[]) => {
-    const result = await runCli([...args, '--json'], env);
-    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
-  };
+  /** The servers (every one started, killed ones included: their output is searched for tokens). */
+  let processes: StoreProcesses;
+  const cli = (...args: string[]) => processes.cli(...args);
   const list = async () => (await cli('store', 'list', '--org', ORG)).stores as StoreStatus[];
-  const baseUrl = () => (restarted ?? fresh.server).baseUrl;
-  const get = (query: string, key?: string) =>
-    fetch(`${baseUrl()}${query}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 
   before(async () => {
     shop = await FakeShopify.start({ seed: 21 });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-shopify-processes-'));
-    const caFile = path.join(dir, 'stand-in-ca.pem');
-    fs.writeFileSync(caFile, shop.ca);
-    serverEnv = { ...FAST_SYNC_ENV, NODE_EXTRA_CA_CERTS: caFile, LOG_LEVEL: 'info' };
-    fresh = await startServerOnFreshDatabase(serverEnv);
-    env = { ...fresh.env, ...FAST_SYNC_ENV, NODE_EXTRA_CA_CERTS: caFile };
+    processes = await startStoreProcesses({
+      ca: shop.ca,
+      prefix: 'sm-shopify-processes-',
+      serverEnv: { ...FAST_SYNC_ENV, LOG_LEVEL: 'info' },
+    });
   });
   after(async () => {
-    await db?.close();
-    const code = restarted ? await restarted.stop() : 0;
-    await fresh?.stop();
+    const code = await processes?.stop();
     await shop?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
     assert.equal(code, 0, 'the restarted server stops cleanly on SIGTERM');
   });
 
@@ -92,7 +71,7 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     assert.deepEqual(await cli('org', 'create', '--name', 'Boutique Shopify'), { slug: ORG });
     shop.addOrders(3_000);
     shop.slowDown(15);
-    shop.bulkDurationMs = 8_000; // long enough to be seen gathering
+    shop.bulkDurationMs = 12_000; // long enough to be seen gathering, and killed while it runs
     const connect = (extra: string[], stdin?: string) =>
       runCli(
         [
@@ -107,13 +86,12 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
           ...extra,
           '--json',
         ],
-        env,
+        processes.env,
         stdin,
       );
     const noStdin = await connect([], `${shop.accessToken}\n`);
     assert.equal(noStdin.code, 1);
     assert.match(noStdin.stderr, /jeton d’accès.*entrée standard.*--access-token-stdin/);
-    const wrongToken = `shpat_${'7'.repeat(32)}`;
     const wrong = await connect(['--access-token-stdin'], `${wrongToken}\n`);
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /Jeton refusé par la boutique Shopify localhost:\d+ \(401\)/);
@@ -139,8 +117,40 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     );
     assert.ok(gathering!.backfill!.exportObjects! < shop.allOrders().length * 10);
     assert.ok(gathering!.backfill!.exportObjectsPerSecond >= 0);
-    const text = await runCli(['store', 'list', '--org', ORG], env);
+    const text = await runCli(['store', 'list', '--org', ORG], processes.env);
     assert.match(text.stdout, /export \d+ objets \(\d+ objets\/s\)|historique [1-9]/);
+  });
+
+  /** SIGKILL, then the server started again on the same database (its lease freed on PostgreSQL). */
+  async function killAndRestart(whileDown: () => void = () => undefined): Promise<void> {
+    assert.equal(await processes.current().kill(), null, 'killed by a signal');
+    whileDown();
+    if (engine === 'postgres') {
+      const db = await processes.database();
+      await db.query(`UPDATE store_connections SET lease_until = now() - interval '1 second'`);
+    }
+    await processes.startAnother();
+  }
+
+  test('the server killed while the bulk operation still runs (no file yet) and started again: it polls the same operation, none started again', async () => {
+    assert.equal(shop.bulkDownloads.length, 0, 'no file read yet');
+    assert.equal(shop.bulkRuns, 1, 'one operation started');
+    // Asked for once, even when an answer is too slow: the client looks before asking again
+    // (bulk-start.ts), on the default API 2026-10 where a second one would start.
+    const asked = shop.bulkRunQueries;
+    assert.equal(asked, 1, 'one bulkOperationRunQuery');
+    assert.equal(shop.bulkRunning, 1, 'the operation still RUNNING at the kill');
+    await killAndRestart();
+    await eventually(
+      'the same operation’s file read',
+      async () => shop.bulkDownloads.length,
+      (n) => n >= 3,
+      60_000,
+    );
+    assert.equal(shop.bulkRunQueries, asked, 'no bulkOperationRunQuery after the restart');
+    assert.equal(shop.bulkRuns, 1);
+    assert.equal(historyCursors(shop).length, 0, 'no page-by-page walk');
+    assert.equal(shop.bulkDownloads[0]?.range, undefined, 'its file read from the start');
   });
 
   test('the server killed mid-backfill (bulk operation) and started again: the same operation resumes at its byte; the figures of a file import', async () => {
@@ -150,17 +160,12 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       (n) => n >= 3,
       60_000,
     );
-    assert.equal(await fresh.server.kill(), null, 'killed by a signal');
     const slicesBefore = shop.bulkDownloads.length;
-    shop.requests.length = 0;
-    shop.bulkDownloads.length = 0;
-    shop.slowDown(0);
-    if (engine === 'postgres') {
-      db = await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
-      await db.query(`UPDATE store_connections SET lease_until = now() - interval '1 second'`);
-    }
-    restarted = await startServer({ ...fresh.env, ...serverEnv });
-    db ??= await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
+    await killAndRestart(() => {
+      shop.requests.length = 0;
+      shop.bulkDownloads.length = 0;
+      shop.slowDown(0);
+    });
     const counted = countedShopifyOrders(shop).length;
     const [status] = await eventually(
       'the backfill finished',
@@ -179,25 +184,16 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     assert.match(first, /^bytes=[1-9]\d*-$/, 'the file read again from the byte saved, not from the start');
     for (const r of shop.requests) assert.ok(!r.path.includes('shpat_'), 'the token never in an address');
 
-    const { slug: twin } = await cli('org', 'create', '--name', 'Import Shopify');
-    const file = path.join(dir, 'commandes.ndjson');
-    const lines = expectedShopifyLines(shop);
-    fs.writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
-    assert.deepEqual(await cli('import', '--org', String(twin), file), {
-      imported: lines.length,
-      updated: 0,
-      rejected: 0,
-    });
-    const synced = String((await cli('key', 'create', '--org', ORG, '--name', 'comparaison')).key);
-    const imported = String((await cli('key', 'create', '--org', String(twin), '--name', 'comparaison')).key);
-    const service = { get: (p: string, key?: string) => get(p, key) };
-    assertSameAnswers(await answers(service, synced), await answers(service, imported));
+    await assertSameAsFileImport(processes, ORG, expectedShopifyLines(shop));
   });
 
   test('store sync: a deleted order is found by the sweep and stops counting', async () => {
     const deleted = countedShopifyOrders(shop)[123]!;
     shop.deleteOrder(deleted.id);
-    const result = await runCli(['store', 'sync', '--org', ORG, '--address', shop.url, '--json'], env);
+    const result = await runCli(
+      ['store', 'sync', '--org', ORG, '--address', shop.url, '--json'],
+      processes.env,
+    );
     assert.equal(result.code, 0, result.stderr);
     await eventually(
       'the deleted order removed',
@@ -205,5 +201,24 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       (s) => s[0]?.orders === countedShopifyOrders(shop).length,
       30_000,
     );
+  });
+
+  test('no token or secret in any server’s log (info level, killed ones included), in the database, its files, or an address (issue 21)', async () => {
+    const secrets = [shop.accessToken, shop.apiSecret, wrongToken];
+    const logs = processes.servers.map((server) => server.output()).join('\n');
+    assert.ok(logs.includes('store sync pass'), 'the log was read at info level');
+    for (const form of secretForms(secrets)) assert.ok(!logs.includes(form), 'a secret in a server’s log');
+    await assertNoSecretInDatabase(await processes.database(), secrets);
+    // The embedded database's own files, byte for byte.
+    const dataDir = processes.fresh.env.DATA_DIR;
+    if (dataDir) {
+      const files = fs.readdirSync(dataDir, { recursive: true, withFileTypes: true });
+      for (const file of files.filter((f) => f.isFile())) {
+        const bytes = fs.readFileSync(path.join(file.parentPath, file.name));
+        for (const secret of secrets) assert.equal(bytes.indexOf(secret), -1, `a secret in ${file.name}`);
+      }
+    }
+    for (const r of shop.requests)
+      for (const s of secrets) assert.ok(!r.path.includes(s), 'a secret in an address');
   });
 });

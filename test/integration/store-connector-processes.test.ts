@@ -5,27 +5,16 @@
 // those of an organization that imported the same orders from a file with `sales-metrics import`.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database.js';
+import {
+  assertSameAsFileImport,
+  startStoreProcesses,
+  type StoreProcesses,
+} from '../helpers/connected-store.js';
 import { engine } from '../helpers/database.js';
 import { FakeWooCommerce, type RecordedRequest } from '../helpers/fake-woocommerce.js';
-import {
-  runCli,
-  startServer,
-  startServerOnFreshDatabase,
-  type FreshServer,
-  type ServerProcess,
-} from '../helpers/processes.js';
-import {
-  answers,
-  assertSameAnswers,
-  eventually,
-  expectedLines,
-  FAST_SYNC_ENV,
-} from '../helpers/woocommerce-expectations.js';
+import { runCli } from '../helpers/processes.js';
+import { eventually, expectedLines, FAST_SYNC_ENV } from '../helpers/woocommerce-expectations.js';
 
 const SYNC_ENV = FAST_SYNC_ENV;
 const ORDERS = 4_000; // 40 pages of 100
@@ -59,43 +48,25 @@ const historyPages = (requests: readonly RecordedRequest[]): number[] =>
 
 describe('sales-metrics store … with a WooCommerce store, over the real processes (issue 11, X1)', () => {
   let store: FakeWooCommerce;
-  let fresh: FreshServer;
-  let restarted: ServerProcess | undefined;
+  let processes: StoreProcesses;
   let db: Database | undefined;
-  let dir: string;
-  let serverEnv: Record<string, string>;
-  let env: Record<string, string>;
   let webhookSecret = '';
-  const servers: ServerProcess[] = [];
-
-  const cli = async (...args: string[]) => {
-    const result = await runCli([...args, '--json'], env);
-    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
-  };
+  const cli = (...args: string[]) => processes.cli(...args);
   const list = async () => (await cli('store', 'list', '--org', ORG)).stores as StoreStatus[];
-  const baseUrl = () => (restarted ?? fresh.server).baseUrl;
-  const get = (query: string, key?: string) =>
-    fetch(`${baseUrl()}${query}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 
   before(async () => {
     const certificate = await FakeWooCommerce.generateCertificate();
     store = await FakeWooCommerce.start({ certificate });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-store-processes-'));
-    const caFile = path.join(dir, 'stand-in-ca.pem');
-    fs.writeFileSync(caFile, store.ca);
     // LOG_LEVEL=info: every request and every sync pass is logged, and searched for the keys.
-    serverEnv = { ...SYNC_ENV, NODE_EXTRA_CA_CERTS: caFile, LOG_LEVEL: 'info' };
-    fresh = await startServerOnFreshDatabase(serverEnv);
-    servers.push(fresh.server);
-    env = { ...fresh.env, ...SYNC_ENV, NODE_EXTRA_CA_CERTS: caFile };
+    processes = await startStoreProcesses({
+      ca: store.ca,
+      prefix: 'sm-store-processes-',
+      serverEnv: { ...SYNC_ENV, LOG_LEVEL: 'info' },
+    });
   });
   after(async () => {
-    await db?.close();
-    const code = restarted ? await restarted.stop() : 0;
-    await fresh?.stop();
+    const code = await processes?.stop();
     await store?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
     assert.equal(code, 0, 'the restarted server stops cleanly on SIGTERM');
   });
 
@@ -119,7 +90,7 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
           ...extra,
           '--json',
         ],
-        env,
+        processes.env,
         stdin,
       );
 
@@ -202,13 +173,13 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
     );
     const pagesBefore = historyPages(store.requests);
     const lastBefore = Math.max(...pagesBefore);
-    assert.equal(await fresh.server.kill(), null, 'killed by a signal');
+    assert.equal(await processes.current().kill(), null, 'killed by a signal');
     store.resetRecording();
     store.slowDown(0);
     let saved: number | undefined;
     if (engine === 'postgres') {
       // Several instances may share a PostgreSQL database: the killed server's lease must run out.
-      db = await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
+      db = await processes.database();
       const [left] = await db.query<{ cursor: string | null; leased: boolean; phase: string }>(
         'SELECT backfill_cursor AS cursor, lease_until > now() AS leased, phase FROM store_connections',
       );
@@ -217,8 +188,7 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
       saved = Number(left?.cursor);
     }
     const restartedAt = Date.now();
-    restarted = await startServer({ ...fresh.env, ...serverEnv });
-    servers.push(restarted);
+    await processes.startAnother();
     if (engine === 'postgres') {
       // The new server leaves the store alone while the dead server's lease lasts (up to 60 s)…
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -228,7 +198,7 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
     } else {
       // The embedded database has one process: its server gives a killed server's leases back at
       // start, and resumes at once. Read through the server's socket from now on.
-      db = await openDatabase(loadConfig({ ...fresh.env }), { role: 'cli' });
+      db = await processes.database();
     }
 
     const done = await eventually(
@@ -261,19 +231,7 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
       assert.equal(request.auth, 'basic', 'keys in a header, never a URL');
 
     // The same orders imported from a file by `sales-metrics import`: the same figures.
-    const { slug: twin } = await cli('org', 'create', '--name', 'Import du même historique');
-    const file = path.join(dir, 'commandes.ndjson');
-    const lines = expectedLines(store);
-    fs.writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
-    assert.deepEqual(await cli('import', '--org', String(twin), file), {
-      imported: lines.length,
-      updated: 0,
-      rejected: 0,
-    });
-    const synced = String((await cli('key', 'create', '--org', ORG, '--name', 'comparaison')).key);
-    const imported = String((await cli('key', 'create', '--org', String(twin), '--name', 'comparaison')).key);
-    const service = { get: (p: string, key?: string) => get(p, key) };
-    assertSameAnswers(await answers(service, synced), await answers(service, imported));
+    await assertSameAsFileImport(processes, ORG, expectedLines(store));
     const [counted] = await db!.query<{ orders: number; distinct: number }>(
       `SELECT count(*)::int AS orders, count(DISTINCT o.external_id)::int AS distinct
        FROM orders o JOIN organizations g ON g.id = o.organization_id WHERE g.slug = $1`,
@@ -285,7 +243,10 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
   test('store sync: a sync now, with the search for deleted orders', async () => {
     const deleted = store.allOrders()[1_234]!;
     store.deleteOrder(deleted.id);
-    const result = await runCli(['store', 'sync', '--org', ORG, '--address', store.url, '--json'], env);
+    const result = await runCli(
+      ['store', 'sync', '--org', ORG, '--address', store.url, '--json'],
+      processes.env,
+    );
     assert.equal(result.code, 0, result.stderr);
     const answer = JSON.parse(result.stdout) as { address: string; written?: number; running?: boolean };
     if (process.env.DEBUG_LOGS) console.log('store sync', answer);
@@ -329,7 +290,7 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
   });
 
   test('the REST keys appear in no server log, and the webhook secret only in the connect answer', async () => {
-    for (const server of servers) {
+    for (const server of processes.servers) {
       const log = server.output();
       assert.ok(log.length > 0);
       assert.ok(webhookSecret.length > 20, 'the connect test ran');
@@ -338,6 +299,10 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
         assert.ok(!log.includes(Buffer.from(secret).toString('base64')), 'a secret, base64');
       }
     }
-    assert.match(servers[1]!.stdout(), /store sync pass/, 'the passes are logged (and were searched)');
+    assert.match(
+      processes.servers[1]!.stdout(),
+      /store sync pass/,
+      'the passes are logged (and were searched)',
+    );
   });
 });

@@ -8,10 +8,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { addUserToOrganization } from '../../src/domain/users.js';
 import { connectionsOf } from '../../src/ingest/connectors/connections.js';
-import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
+import { chromiumAvailable, SCREENSHOTS } from '../helpers/browser.js';
+import { openStoresPage } from '../helpers/connected-store.js';
 import { engine } from '../helpers/database.js';
 import { FakeWooCommerce } from '../helpers/fake-woocommerce.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -27,13 +28,12 @@ describe('Boutiques page: connecting a WooCommerce store in Chromium (issue 11)'
   let service: TestService;
   let store: FakeWooCommerce;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let organizationId: string;
   /** Every URL the browser asked for. */
-  const requested: string[] = [];
+  let requested: string[] = [];
   /** The text of every answer the browser got (pages, the table's refreshes, the script). */
-  const bodies: Promise<string>[] = [];
+  let bodies: Promise<string>[] = [];
   let shot = 0;
   const screenshot = async (name: string) => {
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
@@ -71,18 +71,13 @@ describe('Boutiques page: connecting a WooCommerce store in Chromium (issue 11)'
     service = await startTestService(ENV, { storeCa: store.ca });
     const { org } = await service.addOrganization('Boutique Navigateur', []);
     organizationId = org.id;
-    await addUserToOrganization(service.db, org.id, EMAIL, PASSWORD);
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.baseUrl });
-    page = await context.newPage();
-    page.on('request', (request) => requested.push(request.url()));
-    page.on('response', (response: PageResponse) => void bodies.push(response.text().catch(() => '')));
-    await page.goto(`${service.baseUrl}/login?next=${encodeURIComponent('/settings/stores')}`);
-    await page.getByLabel('Adresse e-mail').fill(EMAIL);
-    await page.getByLabel('Mot de passe').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Se connecter' }).click();
-    await page.waitForURL(/\/settings\/stores$/);
+    ({ browser, page, requested, bodies } = await openStoresPage(
+      service,
+      org.id,
+      { email: EMAIL, password: PASSWORD },
+      (context) =>
+        context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.baseUrl }),
+    ));
   });
   after(async () => {
     await browser?.close();

@@ -116,3 +116,10 @@ test('SECRET_KEY unset on the embedded database: generated once into DATA_DIR/se
     fs.rmSync(path.dirname(dir), { recursive: true, force: true });
   }
 });
+
+test('issue 21: SHOPIFY_API_VERSION defaults to 2026-10 (a version Shopify supports in November 2026), quarterly versions only', () => {
+  assert.equal(loadConfig({}).shopifyApiVersion, '2026-10');
+  assert.equal(loadConfig({ SHOPIFY_API_VERSION: '2025-10' }).shopifyApiVersion, '2025-10');
+  for (const bad of ['2026-11', '26-10', 'latest', '2026-10/../x'])
+    assert.throws(() => loadConfig({ SHOPIFY_API_VERSION: bad }), /SHOPIFY_API_VERSION.*2026-10/);
+});

@@ -15,6 +15,8 @@ export interface WorkerEvents {
     organizationId: string;
     ok: boolean;
     written: number;
+    /** How long the pass held the store (with the log line's time: when it held it). */
+    ms: number;
     nextInS: number;
     error?: string;
   }): void;
@@ -64,6 +66,7 @@ export class StoreSyncWorker {
   }
 
   private async pass(connection: StoreConnection, owner: string): Promise<void> {
+    const started = Date.now();
     try {
       const connector = this.connectors[connection.platform];
       const { outcome, written, internalError } = await runPass(
@@ -83,6 +86,7 @@ export class StoreSyncWorker {
         organizationId: connection.organizationId,
         ok: outcome.ok,
         written,
+        ms: Date.now() - started,
         nextInS: outcome.nextInS,
         ...(outcome.ok ? {} : { error: outcome.error }),
       });

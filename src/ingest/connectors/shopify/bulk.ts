@@ -4,9 +4,8 @@
 // lines) arrive as their own lines after their order, each with `__parentId`. The backfill cursor
 // says where the walk is, saved with each page written: `bulk:ID` while the operation runs,
 // `bulk:ID:OFFSET` while its file is read (OFFSET: the first byte of the next order), so a
-// restart resumes the same operation where it stopped instead of starting over. A shop that
-// refuses the operation (one already running: one at a time per app before 2026-01, a few
-// since; or no bulk API at all) is walked page by page instead (`pages:CURSOR`).
+// restart resumes the same operation where it stopped instead of starting over. How one is
+// started, or an operation of this same query adopted, is bulk-start.ts.
 import { ConnectorError } from '../connector.js';
 import { politeRequest, sleep, type RetryPolicy } from '../polite-get.js';
 import type { StoreHttpOptions } from '../store-http.js';
@@ -36,12 +35,6 @@ export const BULK_ORDERS = `{
   }
 }`;
 
-const RUN = `mutation SalesMetricsBulkOrders($query: String!) {
-  bulkOperationRunQuery(query: $query) {
-    bulkOperation { id status }
-    userErrors { field message code }
-  }
-}`;
 const POLL = `query SalesMetricsBulkOperation($id: ID!) {
   bulkOperation(id: $id) { id status errorCode objectCount url }
 }`;
@@ -54,28 +47,11 @@ const MAX_LINE_BYTES = 1024 * 1024;
 const POLL_MS = 1_000;
 
 export type BulkStep =
-  | { readonly kind: 'started'; readonly id: string }
+  | { readonly kind: 'started'; readonly id: string; readonly createdAt?: Date }
   | { readonly kind: 'refused' }
   | { readonly kind: 'running'; readonly objects: number }
   | { readonly kind: 'done'; readonly url: string | undefined }
   | { readonly kind: 'failed' };
-
-/** Starts the operation; `refused` when the shop will not run it now (the caller walks pages). */
-export async function startBulk(client: ShopifyGraphql): Promise<BulkStep> {
-  let data: Json;
-  try {
-    data = await client.query(RUN, { query: BULK_ORDERS }, 10);
-  } catch (error) {
-    // No bulk API here (an older or partial one): the history is walked page by page.
-    if (error instanceof ConnectorError && error.kind === 'protocol') return { kind: 'refused' };
-    throw error;
-  }
-  const payload = isObject(data.bulkOperationRunQuery) ? data.bulkOperationRunQuery : {};
-  const operation = isObject(payload.bulkOperation) ? payload.bulkOperation : undefined;
-  if (operation && typeof operation.id === 'string') return { kind: 'started', id: operation.id };
-  // userErrors: OPERATION_IN_PROGRESS (another bulk query of this app), or anything else.
-  return { kind: 'refused' };
-}
 
 /** The operation's state, waiting up to POLL_MS while it runs. */
 export async function pollBulk(client: ShopifyGraphql, id: string): Promise<BulkStep> {

@@ -138,7 +138,7 @@ export class ShopifyGraphql {
     return Number.isFinite(requested) ? requested : undefined;
   }
 
-  private async post(query: string, variables: Json): Promise<StoreResponse> {
+  private async post(query: string, variables: Json, once: boolean): Promise<StoreResponse> {
     const body = Buffer.from(JSON.stringify({ query, variables }), 'utf8');
     for (let renewed = false; ; renewed = true) {
       const headers = {
@@ -151,7 +151,7 @@ export class ShopifyGraphql {
         { method: 'POST', body },
         headers,
         this.http,
-        this.retry,
+        once ? { ...this.retry, attempts: 1 } : this.retry,
       );
       // A token renewed by the client-credentials grant may have expired early: one fresh try.
       if (response.status !== 401 || renewed || !this.token.renewable) return response;
@@ -159,11 +159,15 @@ export class ShopifyGraphql {
     }
   }
 
-  /** The query's data; `cost`: its requested cost, waited for when the bucket is short of it. */
-  async query(query: string, variables: Json, cost: number): Promise<Json> {
+  /**
+   * The query's data; `cost`: its requested cost, waited for when the bucket is short of it.
+   * `once`: no transport retry after a timeout, a 429 or a 5xx (a mutation that may have been
+   * applied: the caller looks before asking again, bulk.ts).
+   */
+  async query(query: string, variables: Json, cost: number, once = false): Promise<Json> {
     for (let attempt = 1; ; attempt++) {
       await this.afford(cost);
-      const response = await this.post(query, variables);
+      const response = await this.post(query, variables, once);
       this.lastDate = response.date;
       const refused = refusal(response);
       if (refused) throw refused;

@@ -18,7 +18,8 @@ import { newWebhookSecret } from '../credentials.js';
 import { readSignedOrderDelivery } from '../signed-webhook.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../polite-get.js';
 import { checkStoreUrl, StoreHttpError, type StoreHttpOptions } from '../store-http.js';
-import { pollBulk, readBulkSlice, startBulk } from './bulk.js';
+import { pollBulk, readBulkSlice } from './bulk.js';
+import { startBulk } from './bulk-start.js';
 import { accessDenied, graphqlUrl, ShopifyGraphql } from './graphql.js';
 import { nodesOf, orderLine, shopCents } from './mapping.js';
 import * as Q from './queries.js';
@@ -49,6 +50,7 @@ class ShopifyApi implements StoreApi {
     private readonly currency: string,
     private readonly http: StoreHttpOptions,
     private readonly retry: RetryPolicy,
+    private readonly version: string,
   ) {}
 
   /** The order with all its line items and its refunds (the page gave only the first ones). */
@@ -209,10 +211,13 @@ class ShopifyApi implements StoreApi {
       ...(exportObjects === undefined ? {} : { exportObjects }),
     });
     if (cursor === undefined) {
-      const started = await startBulk(this.client);
+      const started = await startBulk(this.client, this.version, this.retry);
       // The shop's order count is the progress's estimate (the operation counts objects, not orders).
       const total = await this.count();
-      return started.kind === 'started' ? empty(`bulk:${started.id}`, total, 0) : empty('pages:', total);
+      if (started.kind !== 'started') return empty('pages:', total);
+      const page = empty(`bulk:${started.id}`, total, 0);
+      // An operation adopted (bulk-start.ts) holds the shop as it was when it began.
+      return started.createdAt ? { ...page, storeDate: started.createdAt } : page;
     }
     if (cursor.startsWith('pages:')) {
       const after = cursor.slice('pages:'.length);
@@ -356,6 +361,7 @@ export function shopifyConnector(version: string, retry: RetryPolicy = DEFAULT_R
         currency,
         http,
         retry,
+        version,
       ),
     readWebhook,
   };

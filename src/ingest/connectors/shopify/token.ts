@@ -2,7 +2,7 @@
 // is used as given. An app of the Dev Dashboard gives a client id and secret instead: the token
 // is obtained with the client-credentials grant (a POST to ADDRESS/admin/oauth/access_token, the
 // secret in the body, never in the URL) and lasts about 24 hours; it is kept in memory only, per
-// process, and asked for again when less than a tenth of its life (at most 30 minutes) remains.
+// process, and asked for again before it expires (renewMarginMs), so no request is refused for it.
 import crypto from 'node:crypto';
 import { ConnectorError, type StoreCredentials } from '../connector.js';
 import { politeRequest, type RetryPolicy } from '../polite-get.js';
@@ -61,7 +61,17 @@ async function grant(
   }
   const expiresS = Number((answer as { expires_in?: unknown }).expires_in);
   const lifeMs = Number.isFinite(expiresS) && expiresS > 0 ? expiresS * 1000 : 3_600_000;
-  return { token, renewAt: Date.now() + lifeMs - Math.min(lifeMs / 10, 1_800_000) };
+  return { token, renewAt: Date.now() + lifeMs - renewMarginMs(lifeMs) };
+}
+
+/**
+ * How long before its expiry a token is replaced: a tenth of its life, at most 30 minutes (a
+ * 24 h token is renewed after 23 h 30), but at least a minute or half its life, whichever is
+ * shorter: a request with its retries and a slow shop can take tens of seconds, and the token must
+ * still be valid when it reaches the shop (a 5 s token is renewed after 2.5 s, not 4.5 s).
+ */
+export function renewMarginMs(lifeMs: number): number {
+  return Math.min(Math.max(lifeMs / 10, Math.min(60_000, lifeMs / 2)), 1_800_000);
 }
 
 export function accessToken(
