@@ -46,3 +46,12 @@ test('issue 22: the link check fails on a missing file and a missing heading', a
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('issue 22: the README stays short and every page of docs/ is one click from it', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const lines = readme.trimEnd().split('\n').length;
+  assert.ok(lines <= 150, `README.md has ${lines} lines`);
+  const pages = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
+  for (const page of pages)
+    assert.ok(readme.includes(`(docs/${page}`), `README.md does not link docs/${page}`);
+});
