@@ -89,6 +89,17 @@ test('issue 22: the check sees reads made through helpers, and a variable missin
   ]);
 });
 
+const MONTHS = 'January|February|March|April|May|June|July|August|September|October|November|December';
+/** What a benchmark table's section must say before it: command, machine, engine, date, load. */
+const PROVENANCE: readonly [string, RegExp][] = [
+  ['the command', /`[^`]*(npm run bench|node [^`]*dist\/bench\/|sales-metrics )[^`]*`/],
+  ['the cores', /\b\d+ cores\b/],
+  ['the memory', /\b\d+ GiB\b/],
+  ['the engine', /\b(embedded|PGlite|PostgreSQL)\b/],
+  ['the date', new RegExp(`\\b(20\\d\\d-\\d\\d-\\d\\d|\\d{1,2} (${MONTHS}) 20\\d\\d)\\b`)],
+  ['the load average', /load average/],
+];
+
 test('issue 22: every table of docs/benchmarks.md names its command, machine, engine, date and load', () => {
   const lines = read('docs/benchmarks.md').split('\n');
   let tables = 0;
@@ -96,20 +107,12 @@ test('issue 22: every table of docs/benchmarks.md names its command, machine, en
     const starts = lines[i]?.startsWith('|') && !lines[i - 1]?.startsWith('|');
     if (!starts) continue;
     tables++;
-    // The provenance is the last paragraph before the table.
+    // Where the figures come from is said before the table, after the previous table or heading.
     let j = i - 1;
-    while (j >= 0 && lines[j]?.trim() === '') j--;
-    const paragraph: string[] = [];
-    while (j >= 0 && lines[j]?.trim() !== '') paragraph.unshift(lines[j--] ?? '');
-    const text = paragraph.join(' ');
-    for (const needed of [
-      /Measured with [^·]*`[^`]+`/,
-      /machine: \d+ cores, \d+ GiB/,
-      /engine: \S/,
-      /date: 20\d\d-\d\d-\d\d/,
-      /load average: \S/,
-    ])
-      assert.match(text, needed, `the table at docs/benchmarks.md line ${i + 1} lacks ${String(needed)}`);
+    while (j > 0 && !/^#{2,3} /.test(lines[j] ?? '') && !(lines[j] ?? '').startsWith('|')) j--;
+    const text = lines.slice(j, i).join(' ');
+    for (const [what, pattern] of PROVENANCE)
+      assert.match(text, pattern, `the table at docs/benchmarks.md line ${i + 1} does not say ${what}`);
   }
   assert.ok(tables >= 10, `${tables} tables`);
 });
