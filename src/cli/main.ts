@@ -25,7 +25,7 @@ const USAGE = `Usage : sales-metrics <commande> [options] [--json]
   subscription set --org SLUG --state trialing|active|stopped [--trial-ends AAAA-MM-JJ]
   user create --org SLUG --email E --password-stdin
 
-Configuration : variables d’environnement (DATABASE_URL, DATA_DIR…), voir le README.`;
+Configuration : variables d’environnement (DATABASE_URL, DATA_DIR…), voir docs/operations.md.`;
 
 export class UsageError extends Error {}
 

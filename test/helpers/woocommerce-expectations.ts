@@ -1,5 +1,5 @@
 // What the connector should have made of a stand-in store's orders, computed apart from the
-// connector's code, from the README's "WooCommerce field by field" table: the import lines a
+// connector's code, from the "WooCommerce field by field" table of docs/connectors.md: the import lines a
 // person would write by hand for the same orders, and helpers to compare the API's answers for a
 // synced organization and for one that imported those lines from a file.
 import assert from 'node:assert/strict';

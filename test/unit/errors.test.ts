@@ -5,14 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { appError, ERROR_CODES, ERROR_KINDS, invalidParameter } from '../../src/errors.js';
 import { errorBody } from '../../src/api/error-response.js';
 
-/** The rows of the README's error table: code → status. */
+/** The rows of docs/api.md's error table: code → status. */
 function documentedErrors(): Map<string, number> {
-  const readme = fs.readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+  const readme = fs.readFileSync(fileURLToPath(new URL('../../../docs/api.md', import.meta.url)), 'utf8');
   const rows = [...readme.matchAll(/^\|\s*`([A-Z_]+)`\s*\|\s*(\d{3})\s*\|/gm)];
   return new Map(rows.map(([, code, status]) => [code ?? '', Number(status)]));
 }
 
-test('E3: the README documents every error kind of the catalogue with its status, and nothing else', () => {
+test('E3: docs/api.md documents every error kind of the catalogue with its status, and nothing else', () => {
   const documented = documentedErrors();
   for (const code of ERROR_CODES) assert.equal(documented.get(code), ERROR_KINDS[code].status, code);
   for (const code of documented.keys())

@@ -1,4 +1,4 @@
-// Issue 11: a WooCommerce order resource as an import line (README "WooCommerce field by field").
+// Issue 11: a WooCommerce order resource as an import line (docs/connectors.md, "WooCommerce field by field").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
