@@ -4,7 +4,7 @@
 // matches a compared request's `date` rows, and every change is PC1's percentChange.
 import type { MetricId, ReportSettings } from '../catalog.js';
 import type { Comparison } from '../query/compare.js';
-import { percentChange } from '../query/compare.js';
+import { changeOf, percentChange, previousOf } from '../query/compare.js';
 import type { Granularity } from '../query/dates.js';
 import { MAX_LIMIT, NO_EXTENSIONS } from '../query/parse.js';
 import type { Period } from '../query/period.js';
@@ -121,6 +121,41 @@ export async function comparedReports(
   };
 }
 
+/**
+ * The key figures of both periods from ONE compared run (PC1 without dimensions): the very row a
+ * `compare` request over the same periods answers (S3), `_change` included, in one report slot.
+ */
+export async function comparedKeyFigures(
+  engine: ReportEngine,
+  organization: Organization,
+  main: Period,
+  comparison: Comparison,
+): Promise<Record<KeyMetric, Compared>> {
+  const plan = planReport(
+    {
+      dimensions: [],
+      metrics: [...KEY_METRICS],
+      from: main.from,
+      to: main.to,
+      timezone: 'UTC',
+      limit: MAX_LIMIT,
+      ...NO_EXTENSIONS,
+      comparison,
+    },
+    organization,
+  );
+  const row = (await engine.run(plan)).rows[0] ?? {};
+  const figure = (m: KeyMetric): Compared => {
+    const change = row[changeOf(m)];
+    return {
+      value: Number(row[m] ?? 0),
+      previous: Number(row[previousOf(m)] ?? 0),
+      change: typeof change === 'number' ? change : null,
+    };
+  };
+  return Object.fromEntries(KEY_METRICS.map((m) => [m, figure(m)])) as Record<KeyMetric, Compared>;
+}
+
 /** The compared reports and the key figures of both periods. */
 export async function comparedRevenue(
   engine: ReportEngine,
@@ -130,15 +165,7 @@ export async function comparedRevenue(
   granularity: Granularity,
 ): Promise<ComparedRevenue> {
   const reports = await comparedReports(engine, organization, main, comparison, granularity);
-  const [now, before] = await Promise.all([
-    keyFigures(engine, organization, reports.main),
-    keyFigures(engine, organization, reports.previous),
-  ]);
-  return {
-    ...reports,
-    keyFigures: Object.fromEntries(KEY_METRICS.map((m) => [m, compared(now[m], before[m])])) as Record<
-      KeyMetric,
-      Compared
-    >,
-  };
+  // After the reports, not beside them: one compared run holds one slot (finding 6).
+  const keyFigures = await comparedKeyFigures(engine, organization, reports.main, reports.comparison);
+  return { ...reports, keyFigures };
 }
