@@ -1,7 +1,10 @@
 // Issue 20 on the Revenue page: the period compared with a second one (PC1). Both periods are run
 // through the API's report engine (S3), one after the other so that a page never holds more
 // report slots than a page without comparison; buckets are matched by index exactly as PC1
-// matches a compared request's `date` rows, and every change is PC1's percentChange.
+// matches a compared request's `date` rows, and every change is PC1's percentChange. The key
+// figures are one compared run (PC1 without dimensions). The table stays two reports: refunds and
+// fees are not catalog metrics (three plans of different deductions per period), and the
+// comparison's totals count all its buckets, which a compared `date` run drops past the main count.
 import type { MetricId, ReportSettings } from '../catalog.js';
 import type { Comparison } from '../query/compare.js';
 import { changeOf, percentChange, previousOf } from '../query/compare.js';
@@ -55,16 +58,9 @@ export interface ComparedRevenue extends ComparedReports {
   readonly keyFigures: Record<KeyMetric, Compared>;
 }
 
-/**
- * The key figures of one period, as a PC1 request without dimensions answers them: one row over
- * the whole period, new customers relative to the period's own start (U3).
- */
-export async function keyFigures(
-  engine: ReportEngine,
-  organization: Organization,
-  period: Period,
-): Promise<KeyFigures> {
-  const plan = planReport(
+/** The plan of the key figures: one row over the whole period, with PC1's comparison if given. */
+const keyPlan = (organization: Organization, period: Period, comparison?: Comparison) =>
+  planReport(
     {
       dimensions: [],
       metrics: [...KEY_METRICS],
@@ -73,10 +69,21 @@ export async function keyFigures(
       timezone: 'UTC',
       limit: MAX_LIMIT,
       ...NO_EXTENSIONS,
+      ...(comparison ? { comparison } : {}),
     },
     organization,
   );
-  const row = (await engine.run(plan)).rows[0] ?? {};
+
+/**
+ * The key figures of one period, as a request without dimensions answers them: one row over
+ * the whole period, new customers relative to the period's own start (U3).
+ */
+export async function keyFigures(
+  engine: ReportEngine,
+  organization: Organization,
+  period: Period,
+): Promise<KeyFigures> {
+  const row = (await engine.run(keyPlan(organization, period))).rows[0] ?? {};
   return Object.fromEntries(KEY_METRICS.map((m) => [m, Number(row[m] ?? 0)])) as KeyFigures;
 }
 
@@ -131,20 +138,7 @@ export async function comparedKeyFigures(
   main: Period,
   comparison: Comparison,
 ): Promise<Record<KeyMetric, Compared>> {
-  const plan = planReport(
-    {
-      dimensions: [],
-      metrics: [...KEY_METRICS],
-      from: main.from,
-      to: main.to,
-      timezone: 'UTC',
-      limit: MAX_LIMIT,
-      ...NO_EXTENSIONS,
-      comparison,
-    },
-    organization,
-  );
-  const row = (await engine.run(plan)).rows[0] ?? {};
+  const row = (await engine.run(keyPlan(organization, main, comparison))).rows[0] ?? {};
   const figure = (m: KeyMetric): Compared => {
     const change = row[changeOf(m)];
     return {
