@@ -1,10 +1,13 @@
 // Issue 20 on the Revenue page: the period compared with a second one (PC1). Both periods are run
 // through the API's report engine (S3), one after the other so that a page never holds more
 // report slots than a page without comparison; buckets are matched by index exactly as PC1
-// matches a compared request's `date` rows, and every change is PC1's percentChange.
+// matches a compared request's `date` rows, and every change is PC1's percentChange. The key
+// figures are one compared run (PC1 without dimensions). The table stays two reports: refunds and
+// fees are not catalog metrics (three plans of different deductions per period), and the
+// comparison's totals count all its buckets, which a compared `date` run drops past the main count.
 import type { MetricId, ReportSettings } from '../catalog.js';
 import type { Comparison } from '../query/compare.js';
-import { percentChange } from '../query/compare.js';
+import { changeOf, percentChange, previousOf } from '../query/compare.js';
 import type { Granularity } from '../query/dates.js';
 import { MAX_LIMIT, NO_EXTENSIONS } from '../query/parse.js';
 import type { Period } from '../query/period.js';
@@ -55,16 +58,9 @@ export interface ComparedRevenue extends ComparedReports {
   readonly keyFigures: Record<KeyMetric, Compared>;
 }
 
-/**
- * The key figures of one period, as a PC1 request without dimensions answers them: one row over
- * the whole period, new customers relative to the period's own start (U3).
- */
-export async function keyFigures(
-  engine: ReportEngine,
-  organization: Organization,
-  period: Period,
-): Promise<KeyFigures> {
-  const plan = planReport(
+/** The plan of the key figures: one row over the whole period, with PC1's comparison if given. */
+const keyPlan = (organization: Organization, period: Period, comparison?: Comparison) =>
+  planReport(
     {
       dimensions: [],
       metrics: [...KEY_METRICS],
@@ -73,10 +69,21 @@ export async function keyFigures(
       timezone: 'UTC',
       limit: MAX_LIMIT,
       ...NO_EXTENSIONS,
+      ...(comparison ? { comparison } : {}),
     },
     organization,
   );
-  const row = (await engine.run(plan)).rows[0] ?? {};
+
+/**
+ * The key figures of one period, as a request without dimensions answers them: one row over
+ * the whole period, new customers relative to the period's own start (U3).
+ */
+export async function keyFigures(
+  engine: ReportEngine,
+  organization: Organization,
+  period: Period,
+): Promise<KeyFigures> {
+  const row = (await engine.run(keyPlan(organization, period))).rows[0] ?? {};
   return Object.fromEntries(KEY_METRICS.map((m) => [m, Number(row[m] ?? 0)])) as KeyFigures;
 }
 
@@ -121,6 +128,28 @@ export async function comparedReports(
   };
 }
 
+/**
+ * The key figures of both periods from ONE compared run (PC1 without dimensions): the very row a
+ * `compare` request over the same periods answers (S3), `_change` included, in one report slot.
+ */
+export async function comparedKeyFigures(
+  engine: ReportEngine,
+  organization: Organization,
+  main: Period,
+  comparison: Comparison,
+): Promise<Record<KeyMetric, Compared>> {
+  const row = (await engine.run(keyPlan(organization, main, comparison))).rows[0] ?? {};
+  const figure = (m: KeyMetric): Compared => {
+    const change = row[changeOf(m)];
+    return {
+      value: Number(row[m] ?? 0),
+      previous: Number(row[previousOf(m)] ?? 0),
+      change: typeof change === 'number' ? change : null,
+    };
+  };
+  return Object.fromEntries(KEY_METRICS.map((m) => [m, figure(m)])) as Record<KeyMetric, Compared>;
+}
+
 /** The compared reports and the key figures of both periods. */
 export async function comparedRevenue(
   engine: ReportEngine,
@@ -130,15 +159,7 @@ export async function comparedRevenue(
   granularity: Granularity,
 ): Promise<ComparedRevenue> {
   const reports = await comparedReports(engine, organization, main, comparison, granularity);
-  const [now, before] = await Promise.all([
-    keyFigures(engine, organization, reports.main),
-    keyFigures(engine, organization, reports.previous),
-  ]);
-  return {
-    ...reports,
-    keyFigures: Object.fromEntries(KEY_METRICS.map((m) => [m, compared(now[m], before[m])])) as Record<
-      KeyMetric,
-      Compared
-    >,
-  };
+  // After the reports, not beside them: one compared run holds one slot (finding 6).
+  const keyFigures = await comparedKeyFigures(engine, organization, reports.main, reports.comparison);
+  return { ...reports, keyFigures };
 }

@@ -48,11 +48,16 @@ function cells(figures: Omit<RevenueDay, 'date'>): string[] {
 const line = (label: string, figures: Omit<RevenueDay, 'date'>): string =>
   [label, ...cells(figures)].join(',');
 
-/** A PC1 change: one decimal (`-12.3`, `0.0`); null (no previous value, or 0) is an empty cell. */
+/**
+ * A PC1 change as the API's CSV writes `<metric>_change` (V1: numbers as JSON writes them, `100`,
+ * `-21.4`, `0`); null (no previous value, or 0) is an empty cell. Amounts keep their two decimals
+ * (csvAmount): the page's CSV wrote them so before PC1, and a request without comparison must not
+ * change.
+ */
 export function csvChange(change: number | null): string {
   if (change === null) return '';
   if (!Number.isFinite(change)) throw new RangeError(`Variation invalide pour le CSV : ${change}`);
-  return (change === 0 ? 0 : change).toFixed(1);
+  return String(change);
 }
 
 const checkedDay = (date: string): string => {

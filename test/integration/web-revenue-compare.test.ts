@@ -3,8 +3,10 @@
 // their change is PC1's rule; the chart draws the comparison as a second series with a text
 // alternative; the table and the CSV carry PC1's comparison columns, buckets matched by index
 // (29 February 2024 has no day in February 2023); hostile values of `compare` get a clear 400.
+// Then, on both engines (embedded, PostgreSQL with TEST_ENGINE=postgres) over real HTTP: the
+// page's key figures and every table row equal the API's own `compare=` answers (S3).
 // Covers PC1, S3, U3 on the page.
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +18,7 @@ import { percentChange } from '../../src/query/compare.js';
 import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
 import { describeOn } from '../helpers/database.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { Client } from '../helpers/web-client.js';
 
 const EMAIL = 'compare@atelier.example';
 const PASSWORD = 'long enough password';
@@ -202,7 +205,7 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
     );
     assert.equal(
       lines[32],
-      'total,,4,110.00,0.00,0.00,4.90,0.00,105.10,2,140.00,0.00,5.00,0.00,0.00,135.00,100.0,-21.4,,-100.0,,,-22.1',
+      'total,,4,110.00,0.00,0.00,4.90,0.00,105.10,2,140.00,0.00,5.00,0.00,0.00,135.00,100,-21.4,,-100,,,-22.1',
     );
   });
 
@@ -290,4 +293,113 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
       }
     }
   });
+});
+
+// Orders on the first and last days of each comparison period, so that a comparison period off by
+// one day changes the figures, not only `date_previous`.
+const EDGES = [
+  order('e1', '2024-01-30T00:00:00Z', '7.00', { customer_email: 'c5@x.fr' }),
+  order('e2', '2023-03-01T00:30:00Z', '11.00', { customer_email: 'c1@x.fr', tax_total: '1.00' }),
+  order('e3', '2023-03-31T22:00:00Z', '13.00', { customer_email: 'c6@x.fr' }),
+  order('e4', '2023-10-06T12:00:00Z', '17.00', { customer_email: 'c2@x.fr', shipping_total: '2.00' }),
+  order('e5', '2024-01-01T00:00:00Z', '19.00', { customer_email: 'c7@x.fr' }),
+  order('e6', '2023-02-28T12:00:00Z', '23.00', { customer_email: 'c8@x.fr' }),
+  order('e7', '2022-11-15T03:00:00Z', '29.00', { customer_email: 'c3@x.fr' }),
+];
+/** The table's figures that are catalog metrics (refunds and fees are not), in the table's order. */
+const TABLE_METRICS = [
+  [0, 'orders'],
+  [1, 'gross_sales'],
+  [3, 'taxes'],
+  [4, 'shipping'],
+  [6, 'net_revenue'],
+] as const;
+const CASES = [
+  { from: '2024-03-01', to: '2024-03-31', granularity: 'day', compare: 'previous_period' },
+  { from: '2024-03-01', to: '2024-03-31', granularity: 'day', compare: 'previous_year' },
+  { from: '2024-02-01', to: '2024-02-29', granularity: 'day', compare: 'previous_year' },
+  { from: '2024-01-03', to: '2024-03-31', granularity: 'week', compare: 'previous_period' },
+  { from: '2023-11-15', to: '2024-03-31', granularity: 'month', compare: 'previous_year' },
+] as const;
+
+/** A shown figure back to a number; « — » (no comparison bucket, or no change) is null. */
+const shown = (text: string): number | null => (text.trim() === '—' ? null : figure(text));
+const cents = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Math.round(Number(value) * 100) / 100;
+
+describe('Revenue page compared (PC1): key figures and table equal the API’s compare= answers (S3)', () => {
+  let service: TestService;
+  let client: Client;
+  let key = '';
+
+  const api = async (query: string): Promise<Record<string, number | string | null>[]> => {
+    const response = await service.get(`/api/reports/tabular?${query}`, key);
+    assert.equal(response.status, 200, query);
+    return ((await response.json()) as { rows: Record<string, number | string | null>[] }).rows;
+  };
+
+  before(async () => {
+    service = await startTestService();
+    const added = await service.addOrganization('Atelier Comparaison HTTP', [...ORDERS, ...EDGES]);
+    key = added.key;
+    await addUserToOrganization(service.db, added.org.id, EMAIL, PASSWORD);
+    client = new Client(service.baseUrl);
+    assert.equal((await client.login(EMAIL, PASSWORD)).status, 303);
+  });
+  after(async () => {
+    await service?.cleanup();
+  });
+
+  for (const c of CASES) {
+    test(`PC1, S3: ${c.granularity} ${c.from}..${c.to} compare=${c.compare}`, async () => {
+      const period = `from=${c.from}&to=${c.to}&compare=${c.compare}`;
+      const response = await client.get(`/reports/revenue?${period}&granularity=${c.granularity}`);
+      assert.equal(response.status, 200);
+      const html = await response.text();
+
+      // Key figures: value, « contre » value and change, as the API's row without dimensions.
+      const [row] = await api(`metrics=${KEY_METRICS.join(',')}&${period}`);
+      assert.ok(row);
+      for (const metric of KEY_METRICS) {
+        const box = new RegExp(
+          `data-metric="${metric}"[\\s\\S]*?class="value">([^<]*)<[\\s\\S]*?class="previous">\\s*contre([^<]*)<[\\s\\S]*?aria-hidden="true">([^<]*)<`,
+        ).exec(html);
+        assert.ok(box, `key figure ${metric}`);
+        assert.equal(shown(box[1] ?? ''), cents(row[metric]), `${metric}`);
+        assert.equal(shown(box[2] ?? ''), cents(row[`${metric}_previous`]), `${metric}_previous`);
+        assert.equal(shown(box[3] ?? ''), row[`${metric}_change`], `${metric}_change`);
+      }
+
+      // The table: bucket k and the comparison's k-th bucket, as the API's rows by `date`.
+      const rows = await api(
+        `dimensions=date&granularity=${c.granularity}&metrics=${TABLE_METRICS.map(([, m]) => m).join(',')}&${period}&limit=1000`,
+      );
+      const byDate = new Map(rows.map((r) => [String(r.date), r]));
+      const body = html.slice(html.indexOf('<tbody>'), html.indexOf('</tbody>'));
+      const trs = [...body.matchAll(/data-date="([^"]*)" data-date-previous="([^"]*)"([\s\S]*?)<\/tr>/g)];
+      assert.ok(trs.length > 0);
+      const dates = new Set(trs.map((tr) => tr[1]));
+      for (const r of rows) assert.ok(dates.has(String(r.date)), `API row ${String(r.date)} on the page`);
+      let compared = 0;
+      for (const [, date = '', datePrevious = '', cells = ''] of trs) {
+        const tds = [...cells.matchAll(/<td class="num[^"]*">([^<]*)<\/td>/g)].map((m) => shown(m[1] ?? ''));
+        assert.equal(tds.length, 21, date);
+        const r = byDate.get(date);
+        if (r === undefined) {
+          // No order in either period's k-th bucket: the API has no row, the page zeros.
+          for (const [i] of TABLE_METRICS) assert.equal(tds[3 * i], 0, `${date} without an API row`);
+          continue;
+        }
+        compared++;
+        assert.equal(datePrevious, r.date_previous ?? '', `${date}: date_previous`);
+        for (const [i, metric] of TABLE_METRICS) {
+          const at = `${date} ${metric}`;
+          assert.equal(tds[3 * i], cents(r[metric]), at);
+          assert.equal(tds[3 * i + 1], cents(r[`${metric}_previous`]), `${at}_previous`);
+          assert.equal(tds[3 * i + 2], r[`${metric}_change`], `${at}_change`);
+        }
+      }
+      assert.equal(compared, rows.length, 'every API row compared');
+    });
+  }
 });

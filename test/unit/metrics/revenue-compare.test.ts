@@ -53,7 +53,7 @@ test('PC1: each figure against its previous value; null previous gives null chan
   assert.deepEqual(comparedFigures(now, undefined).orders, { value: 3, previous: null, change: null });
 });
 
-test('PC1: the compared CSV has PC1’s columns in order, empty cells for null, one decimal per change', () => {
+test('PC1: the compared CSV has PC1’s columns in order, empty cells for null, each change written as the API’s CSV writes it', () => {
   assert.equal(
     COMPARED_CSV_HEADER,
     'date,date_previous,orders,gross_sales,refunds,taxes,shipping,fees,net_revenue,' +
@@ -70,14 +70,15 @@ test('PC1: the compared CSV has PC1’s columns in order, empty cells for null, 
   };
   assert.deepEqual(comparedRevenueCsv(compared).split('\r\n'), [
     COMPARED_CSV_HEADER,
-    '2024-03-04,2024-02-26,1,12.50,0.00,0.00,0.00,0.00,12.50,2,10.00,0.00,0.00,0.00,0.00,10.00,-50.0,25.0,,,,,25.0',
+    '2024-03-04,2024-02-26,1,12.50,0.00,0.00,0.00,0.00,12.50,2,10.00,0.00,0.00,0.00,0.00,10.00,-50,25,,,,,25',
     '2024-03-11,,0,0.00,0.00,0.00,0.00,0.00,0.00,,,,,,,,,,,,,,',
-    'total,,1,0.00,0.00,0.00,0.00,0.00,0.00,2,0.00,0.00,0.00,0.00,0.00,0.00,-50.0,,,,,,',
+    'total,,1,0.00,0.00,0.00,0.00,0.00,0.00,2,0.00,0.00,0.00,0.00,0.00,0.00,-50,,,,,,',
     '',
   ]);
   assert.equal(csvChange(null), '');
-  assert.equal(csvChange(0), '0.0');
-  assert.equal(csvChange(-0), '0.0');
+  assert.equal(csvChange(0), '0');
+  assert.equal(csvChange(-0), '0', 'no -0, as JSON writes it');
+  assert.equal(csvChange(-21.4), '-21.4');
   assert.equal(csvChange(1234.5), '1234.5');
   assert.throws(() => csvChange(Number.NaN), RangeError);
 });
