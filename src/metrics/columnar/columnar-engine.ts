@@ -45,6 +45,10 @@ export type SnapshotEvent =
       readonly organizationId: string;
       readonly version: string;
       readonly changed: number;
+      /** The snapshot's memory after the delta (a long trickle's stays bounded: compaction). */
+      readonly bytes: number;
+      /** Of ms: reading the changes from the database (the rest: applying them). */
+      readonly readMs: number;
       readonly ms: number;
     }
   | {
@@ -239,6 +243,7 @@ export class ColumnarReportEngine implements ReportEngine {
           Date.now() - live.readAt > MAX_DELTA_AGE_MS
             ? REBUILD
             : await readDelta(this.db, organizationId, live.databaseSnapshot, maxOrders);
+        const readMs = Math.round(performance.now() - started);
         if (this.entries.get(organizationId) !== entry) return;
         if (delta === undefined) return this.drop(organizationId);
         const budget = Math.floor(this.options.memoryBudgetBytes / BYTES_PER_ORDER);
@@ -249,6 +254,8 @@ export class ColumnarReportEngine implements ReportEngine {
           organizationId,
           version: live.version,
           changed: delta.orders.length,
+          bytes: entry.bytes,
+          readMs,
           ms: Math.round(performance.now() - started),
         });
         if (live.needsCompaction(this.options.compactionMinOrders)) void this.compact(organizationId, entry);
