@@ -286,6 +286,13 @@ describe('columnar snapshot read path', () => {
     assert.equal(live.parts[0]?.orderCount, first?.orderCount);
     assert.deepStrictEqual(live.parts[0]?.runCustomer, first?.runCustomer);
     assert.deepStrictEqual(ordersOf(live.view()), await ordersBySql(db, org));
+    // What a whole compaction would still fold: the first part's retired orders, no more.
+    const [kept] = live.parts as [Part];
+    let retired = kept.retiredOrders?.reduce((n: number, flag) => n + flag, 0) ?? 0;
+    for (let r = 0; r < kept.customerCount; r++)
+      if (kept.retiredRuns?.[r] === 1) retired += kept.runStart[r + 1]! - kept.runStart[r]!;
+    assert.ok(retired > 0);
+    assert.equal(live.retiredOrders, retired);
     assert.equal(live.compactionNeeded(1_000_000), undefined);
     // Deltas after the fold find each customer where it now is (the first part or the folded one).
     for (let n = 9; n < 12; n++) await step(n);

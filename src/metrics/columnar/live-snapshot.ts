@@ -308,14 +308,16 @@ export class LiveSnapshot {
       anonymousKey: anonymousKeys,
       bytes: n * (BYTES_PER_ORDER - 4) + runStart.length * 8 + anonymousKeys.length * 4,
     };
+    if (scope === 'all') {
+      this.customerPart.fill(-1);
+      this.anonymousPart.fill(-1);
+      this.retiredOrders = 0;
+    } else {
+      // The first part's runs stay where they are; those of the folded parts are noted again
+      // below (their retired ones were unlisted when retired): nothing here walks the first part.
+      for (const part of parts) this.retiredOrders -= retiredIn(part);
+    }
     this.parts = unfolded;
-    this.customerPart.fill(-1);
-    this.anonymousPart.fill(-1);
-    this.retiredOrders = 0;
-    unfolded.forEach((part, p) => {
-      this.register(part, p);
-      this.retiredOrders += retiredIn(part);
-    });
     this.addPart(folded);
   }
 }
