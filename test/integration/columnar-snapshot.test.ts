@@ -304,6 +304,36 @@ describe('columnar snapshot read path', () => {
     await step(12);
   });
 
+  test('an update by hand leaves one retirement row per order, stamped once (issue 19, migration 016)', async () => {
+    const { db } = database;
+    const org = (await createOrganization(db, { name: 'Retraits' })).id;
+    await importOrderRecords(db, org, orders('r', 20, 5));
+    const count = async () =>
+      Number(
+        (
+          await db.query<{ n: string }>(
+            'SELECT count(*) AS n FROM order_retirements WHERE organization_id = $1',
+            [org],
+          )
+        )[0]?.n,
+      );
+    const before = await count();
+    // Not stamped by the statement (psql): the trigger stamps it, and that stamping is no retirement.
+    await db.query(
+      `UPDATE orders SET status = 'cancelled' WHERE organization_id = $1 AND external_id IN ('r1', 'r2', 'r3')`,
+      [org],
+    );
+    assert.equal(await count(), before + 3);
+    const [stamps] = await db.query<{ n: string }>(
+      `SELECT count(DISTINCT change_xid) AS n FROM orders WHERE organization_id = $1 AND external_id IN ('r1', 'r2', 'r3')`,
+      [org],
+    );
+    assert.equal(Number(stamps?.n), 1);
+    // A deletion retires each order once too.
+    await db.query(`DELETE FROM orders WHERE organization_id = $1 AND external_id IN ('r4', 'r5')`, [org]);
+    assert.equal(await count(), before + 5);
+  });
+
   test('a delta too large to list, or larger than allowed, asks for a rebuild (issue 19)', async () => {
     const { db } = database;
     const org = (await createOrganization(db, { name: 'Grand delta' })).id;
