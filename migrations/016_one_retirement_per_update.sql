@@ -32,3 +32,17 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
+
+-- TRUNCATE of orders (an operator's, by hand) fires no row or statement DELETE trigger: neither the
+-- data version nor order_retirements heard of it, and snapshots kept answering the orders that
+-- were gone. It now bumps every organization's data version and leaves each an "everything
+-- changed" row (store_id NULL): the next request rebuilds its snapshot.
+CREATE FUNCTION record_orders_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO order_retirements (organization_id) SELECT id FROM organizations;
+  PERFORM bump_data_version(ARRAY(SELECT id FROM organizations));
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER orders_truncate_records_retirements AFTER TRUNCATE ON orders
+  FOR EACH STATEMENT EXECUTE FUNCTION record_orders_truncated();

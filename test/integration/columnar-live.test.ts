@@ -108,4 +108,19 @@ describe('columnar engine while orders arrive (issue 19, X1, S4)', () => {
     assert.ok(deltas > 0 && deltas < requests / 2, `${deltas} deltas for ${requests} requests`);
     assert.ok(kinds.includes('compacted'), kinds.join(' '));
   });
+
+  test('a TRUNCATE of orders by hand is seen: the next request rebuilds (issue 19, X1, migration 016)', async () => {
+    const sql = new SqlReportEngine(database.db);
+    const events: SnapshotEvent[] = [];
+    const engine = new ColumnarReportEngine(database.db, sql, {
+      memoryBudgetBytes: 64 * 1024 * 1024,
+      buildWaitMs: 60_000,
+      onEvent: (event) => events.push(event),
+    });
+    assert.ok(Number((await engine.run(plan)).rows[0]?.orders) >= 2000);
+    await database.db.query('TRUNCATE orders CASCADE');
+    assert.deepStrictEqual(await engine.run(plan), await sql.run(plan));
+    assert.equal((await engine.run(plan)).rows[0]?.orders, 0);
+    assert.equal(events.filter((e) => e.event === 'built').length, 2, events.map((e) => e.event).join(' '));
+  });
 });
