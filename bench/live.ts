@@ -2,22 +2,29 @@
 // (three years) in each engine (embedded PGlite in a DATA_DIR, then a throwaway PostgreSQL
 // server), the real `sales-metrics serve`, and uncached Q2 (all ten metrics by day over two
 // years, Europe/Paris) asked through HTTP one after the other, a new `limit` each time so that the
-// response cache (C1) never answers. Phases, each timed from outside:
+// response cache (C1) never answers. Phases (LIVE_PHASES), each timed from outside:
 // - quiet: nothing is imported meanwhile;
-// - live at two arrival rates: 6 orders every 3 s (5 new, 1 refunded), then 20 orders a second in
-//   batches of 1–5; each batch goes in through the real `sales-metrics import` of a small file.
-//   Importers (LIVE_IMPORTERS, default 2) each take every batch waiting: a batch that arrives while
-//   they are busy waits, and its lag (arrival to the end of its import) says so;
+// - slow, fast: two arrival rates, 6 orders every 3 s (5 new, 1 refunded), then 20 orders a
+//   second in batches of 1–5, each in two arrival modes (LIVE_ARRIVALS): cli, the real
+//   `sales-metrics import` of a small file per batch; process, long-lived importers
+//   (bench/live-importer.ts) through the same ingest code, as a store's orders arrive inside a
+//   server. Importers (LIVE_IMPORTERS, default 2) each take every batch waiting: a batch that
+//   arrives while they are busy waits, and its lag (arrival to the end of its import) says so;
+// - trickle: LIVE_TRICKLE_S seconds at 20 orders a second (process), the server's RSS and
+//   snapshot memory sampled every 30 s;
 // - restart: `serve` stopped and started again on the same database, Q2 asked as soon as it
 //   listens: when it listens, its first answer, and from when the p95 of the answers (over a
 //   window of 10) stays within 2× of the quiet p95, all timed from the start of the process.
 // Prints p50, p95, max and the share over 250 ms of each phase's answers, the imports' own
-// latency (CLI end to end) and the load average around each phase.
+// latency, the CPU the server, the importers and the machine used, and the load average.
 // Usage: npm run bench:live
-//   LIVE_ORDERS (default 1000000), LIVE_QUIET_S (30), LIVE_PHASE_S (60, each live rate),
-//   LIVE_RESTART_S (60), LIVE_ENGINES (embedded,postgres), LIVE_IMPORTERS (2), LIVE_PAUSE_MS
-//   (pause between two questions, 100). A smoke run: LIVE_ORDERS=20000 LIVE_QUIET_S=5
-//   LIVE_PHASE_S=8 LIVE_RESTART_S=8 npm run bench:live
+//   LIVE_ORDERS (default 1000000), LIVE_QUIET_S (30), LIVE_PHASE_S (60, each live rate and mode),
+//   LIVE_RESTART_S (60), LIVE_TRICKLE_S (0), LIVE_ENGINES (embedded,postgres), LIVE_PHASES
+//   (quiet,slow,fast,trickle,restart), LIVE_ARRIVALS (cli,process), LIVE_IMPORTERS (2),
+//   LIVE_PAUSE_MS (pause between two questions, 100), LIVE_KEEP (a folder keeping the generated
+//   organizations between runs), LIVE_DATABASE_URL (an existing PostgreSQL database),
+//   LIVE_SERVER_LOG, LIVE_SERVER_NODE_ARGS (e.g. --cpu-prof). A smoke run: LIVE_ORDERS=20000
+//   LIVE_QUIET_S=5 LIVE_PHASE_S=8 LIVE_RESTART_S=8 npm run bench:live
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
