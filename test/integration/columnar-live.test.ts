@@ -4,6 +4,9 @@
 // arrived, and requests waiting together share their catch-up: fewer deltas than requests.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOrganization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
@@ -122,5 +125,38 @@ describe('columnar engine while orders arrive (issue 19, X1, S4)', () => {
     assert.deepStrictEqual(await engine.run(plan), await sql.run(plan));
     assert.equal((await engine.run(plan)).rows[0]?.orders, 0);
     assert.equal(events.filter((e) => e.event === 'built').length, 2, events.map((e) => e.event).join(' '));
+  });
+
+  test('a snapshot saved again once due: the next compaction folds it whole for the file (issue 19)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-live-saves-'));
+    try {
+      const events: SnapshotEvent[] = [];
+      const engine = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+        memoryBudgetBytes: 64 * 1024 * 1024,
+        buildWaitMs: 60_000,
+        snapshotDir: dir,
+        saveEveryMs: 0,
+        compactionMinOrders: 1_000_000, // the trickle alone would fold only the small parts
+        onEvent: (event) => events.push(event),
+      });
+      await engine.run(plan);
+      for (let batch = 0; batch < 10; batch++) {
+        await importOrderRecords(database.db, org, [order(900_000 + batch, 5_000 + batch)]);
+        await engine.run(plan);
+      }
+      for (let i = 0; i < 200 && events.filter((e) => e.event === 'saved').length < 2; i++) await sleep(25);
+      const saved = events.filter((e) => e.event === 'saved');
+      assert.equal(saved.length, 2, events.map((e) => e.event).join(' '));
+      const compacted = events.filter((e) => e.event === 'compacted');
+      assert.deepEqual(
+        compacted.map((e) => 'parts' in e && e.parts),
+        [1],
+      );
+      // The second file holds the snapshot as of that compaction, not the first build's.
+      const versions = saved.map((e) => (e.event === 'saved' ? Number(e.version) : NaN));
+      assert.ok(versions[1]! >= versions[0]! + 8, versions.join(' '));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
