@@ -517,7 +517,16 @@ async function prepare(engine: string, env: Record<string, string>): Promise<{ s
 async function bench(engine: string, env: Record<string, string>): Promise<void> {
   const { slug, key } = await prepare(engine, env);
   // debug: the server logs each delta with the snapshot's bytes (the long trickle's memory).
-  const serverEnv = { ...env, HOST: '127.0.0.1', LOG_LEVEL: 'debug', RATE_LIMIT_MAX: '1000000000' };
+  // RESPONSE_CACHE_MB: every question asks another limit, so the response cache (C1) keeps each
+  // answer (about 150 KB) until its 256 MB are full: over a long trickle, the server's RSS would
+  // grow by what the cache holds, not by what the engine does (LIVE_RESPONSE_CACHE_MB, 16).
+  const serverEnv = {
+    ...env,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'debug',
+    RATE_LIMIT_MAX: '1000000000',
+    RESPONSE_CACHE_MB: String(int('LIVE_RESPONSE_CACHE_MB', 16)),
+  };
   let server = await startServer(serverEnv, undefined, SERVER_NODE_ARGS);
   try {
     await warmUp(engine, server, key);
