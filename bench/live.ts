@@ -2,27 +2,35 @@
 // (three years) in each engine (embedded PGlite in a DATA_DIR, then a throwaway PostgreSQL
 // server), the real `sales-metrics serve`, and uncached Q2 (all ten metrics by day over two
 // years, Europe/Paris) asked through HTTP one after the other, a new `limit` each time so that the
-// response cache (C1) never answers. Phases, each timed from outside:
+// response cache (C1) never answers. Phases (LIVE_PHASES), each timed from outside:
 // - quiet: nothing is imported meanwhile;
-// - live at two arrival rates: 6 orders every 3 s (5 new, 1 refunded), then 20 orders a second in
-//   batches of 1–5; each batch goes in through the real `sales-metrics import` of a small file.
-//   Importers (LIVE_IMPORTERS, default 2) each take every batch waiting: a batch that arrives while
-//   they are busy waits, and its lag (arrival to the end of its import) says so;
+// - slow, fast: two arrival rates, 6 orders every 3 s (5 new, 1 refunded), then 20 orders a
+//   second in batches of 1–5, each in two arrival modes (LIVE_ARRIVALS): cli, the real
+//   `sales-metrics import` of a small file per batch; process, long-lived importers
+//   (bench/live-importer.ts) through the same ingest code, as a store's orders arrive inside a
+//   server. Importers (LIVE_IMPORTERS, default 2) each take every batch waiting: a batch that
+//   arrives while they are busy waits, and its lag (arrival to the end of its import) says so;
+// - trickle: LIVE_TRICKLE_S seconds at 20 orders a second (process), the server's RSS and
+//   snapshot memory sampled every 30 s;
 // - restart: `serve` stopped and started again on the same database, Q2 asked as soon as it
 //   listens: when it listens, its first answer, and from when the p95 of the answers (over a
 //   window of 10) stays within 2× of the quiet p95, all timed from the start of the process.
 // Prints p50, p95, max and the share over 250 ms of each phase's answers, the imports' own
-// latency (CLI end to end) and the load average around each phase.
+// latency, the CPU the server, the importers and the machine used, and the load average.
 // Usage: npm run bench:live
-//   LIVE_ORDERS (default 1000000), LIVE_QUIET_S (30), LIVE_PHASE_S (60, each live rate),
-//   LIVE_RESTART_S (60), LIVE_ENGINES (embedded,postgres), LIVE_IMPORTERS (2), LIVE_PAUSE_MS
-//   (pause between two questions, 100). A smoke run: LIVE_ORDERS=20000 LIVE_QUIET_S=5
-//   LIVE_PHASE_S=8 LIVE_RESTART_S=8 npm run bench:live
+//   LIVE_ORDERS (default 1000000), LIVE_QUIET_S (30), LIVE_PHASE_S (60, each live rate and mode),
+//   LIVE_RESTART_S (60), LIVE_TRICKLE_S (0), LIVE_ENGINES (embedded,postgres), LIVE_PHASES
+//   (quiet,slow,fast,trickle,restart), LIVE_ARRIVALS (cli,process), LIVE_IMPORTERS (2),
+//   LIVE_PAUSE_MS (pause between two questions, 100), LIVE_KEEP (a folder keeping the generated
+//   organizations between runs), LIVE_DATABASE_URL (an existing PostgreSQL database),
+//   LIVE_SERVER_LOG, LIVE_SERVER_NODE_ARGS (e.g. --cpu-prof). A smoke run: LIVE_ORDERS=20000
+//   LIVE_QUIET_S=5 LIVE_PHASE_S=8 LIVE_RESTART_S=8 npm run bench:live
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { METRICS } from '../src/catalog.js';
 import { DEFAULT_DEMO_STORES, generateDemoOrders, type DemoOrder } from '../src/demo/generate.js';
@@ -40,6 +48,21 @@ const RESTART_S = int('LIVE_RESTART_S', 60);
 const IMPORTERS = Math.max(1, int('LIVE_IMPORTERS', 2));
 const PAUSE_MS = int('LIVE_PAUSE_MS', 100);
 const ENGINES = (process.env.LIVE_ENGINES ?? 'embedded,postgres').split(',');
+/** Which phases run: quiet, slow (6 orders / 3 s), fast (20 orders/s), trickle, restart. */
+const PHASES = (process.env.LIVE_PHASES ?? 'quiet,slow,fast,trickle,restart').split(',');
+/** How batches arrive: cli (a `sales-metrics import` process each), process (long-lived importers). */
+const ARRIVALS = (process.env.LIVE_ARRIVALS ?? 'cli,process').split(',') as Arrival[];
+/** The long trickle at 20 orders/s (long-lived importers) whose snapshot memory is sampled; 0: none. */
+const TRICKLE_S = int('LIVE_TRICKLE_S', 0);
+/** A folder where the generated organization is kept between runs and used again (skips the import). */
+const KEEP = process.env.LIVE_KEEP;
+/** An existing PostgreSQL database to use instead of a throwaway server (kept with LIVE_KEEP). */
+const DATABASE_URL = process.env.LIVE_DATABASE_URL;
+/** A file to write the first server's log to (its snapshot events: deltas, compactions). */
+const SERVER_LOG = process.env.LIVE_SERVER_LOG;
+/** Node options of the first server alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+const SERVER_NODE_ARGS = (process.env.LIVE_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+type Arrival = 'cli' | 'process';
 const SLOW_MS = 250;
 const WINDOW = 10; // answers in the restart's sliding p95
 
@@ -63,7 +86,9 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-live-'));
 const file = path.join(dir, 'orders.ndjson');
 const RECENT = 20_000;
 const recent: DemoOrder[] = [];
-{
+/** Every engine's organization kept from an earlier run: no file to generate (refunds take live orders). */
+const allKept = KEEP !== undefined && ENGINES.every((e) => fs.existsSync(path.join(KEEP, `${e}.json`)));
+if (!allKept) {
   const started = performance.now();
   const out = fs.createWriteStream(file);
   let written = 0;
@@ -109,8 +134,11 @@ function newOrder(): DemoOrder {
 }
 
 /** One of the recent orders, refunded in full. */
+/** Orders placed in this run, refunded once they are surely in (LIVE_KEEP: none generated). */
+const placed: DemoOrder[] = [];
+
 function refunded(): DemoOrder {
-  const order = recent.pop() ?? newOrder();
+  const order = recent.pop() ?? (placed.length > 200 ? placed.shift() : undefined) ?? newOrder();
   return {
     ...order,
     status: 'refunded',
@@ -177,21 +205,48 @@ function cliImport(env: Record<string, string>, slug: string, path_: string): Pr
   });
 }
 
+/** A long-lived importer (bench/live-importer.ts): one batch a line in, one answer a line out. */
+function processImporter(env: Record<string, string>, slug: string) {
+  const script = fileURLToPath(new URL('./live-importer.js', import.meta.url));
+  const child = spawn(process.execPath, [script, slug], { env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const lines = readline.createInterface({ input: child.stdout });
+  const answers: ((line: string) => void)[] = [];
+  lines.on('line', (line) => answers.shift()?.(line));
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  return {
+    async import(orders: DemoOrder[]): Promise<void> {
+      const answer = new Promise<string>((resolve) => answers.push(resolve));
+      child.stdin.write(`${JSON.stringify(orders)}\n`);
+      const line = await Promise.race([answer, closed.then(() => `exited: ${stderr}`)]);
+      if (line !== 'ok') throw new Error(line);
+    },
+    async close(): Promise<void> {
+      child.stdin.end();
+      await closed; // reaped: its CPU time is in the bench's cutime/cstime from here on
+    },
+  };
+}
+
 /**
  * Orders arriving in batches (`next` gives the next batch's size and the wait before it) for
- * `seconds`, imported by IMPORTERS workers; resolves once every order is in.
+ * `seconds`, imported by IMPORTERS workers, each a `sales-metrics import` process a batch (cli) or
+ * one long-lived importer (process); resolves once every order is in.
  */
 async function trickle(
   env: Record<string, string>,
   slug: string,
   seconds: number,
   next: (n: number) => { size: number; waitMs: number },
+  arrival: Arrival,
 ): Promise<Import[]> {
   const waiting: { order: DemoOrder; arrived: number }[] = [];
   const imports: Import[] = [];
   let arriving = true;
   let files = 0;
   const worker = async () => {
+    const importer = arrival === 'process' ? processImporter(env, slug) : undefined;
     while (arriving || waiting.length > 0) {
       if (waiting.length === 0) {
         await sleep(10);
@@ -199,14 +254,16 @@ async function trickle(
       }
       const batch = waiting.splice(0);
       const batchFile = path.join(dir, `live-${files++}.ndjson`);
-      fs.writeFileSync(batchFile, batch.map((b) => `${JSON.stringify(b.order)}\n`).join(''));
+      if (!importer) fs.writeFileSync(batchFile, batch.map((b) => `${JSON.stringify(b.order)}\n`).join(''));
       const started = performance.now();
-      const error = await cliImport(env, slug, batchFile).then(
+      const error = await (
+        importer ? importer.import(batch.map((b) => b.order)) : cliImport(env, slug, batchFile)
+      ).then(
         () => undefined,
         (e: unknown) => String(e).slice(0, 300),
       );
       const ended = performance.now();
-      fs.rmSync(batchFile);
+      if (!importer) fs.rmSync(batchFile);
       if (error !== undefined) log(`an import failed after ${ms(ended - started)} ms: ${error}`);
       imports.push({
         orders: batch.length,
@@ -215,6 +272,7 @@ async function trickle(
         failed: error !== undefined,
       });
     }
+    await importer?.close();
   };
   const workers = Array.from({ length: IMPORTERS }, worker);
   const end = performance.now() + seconds * 1000;
@@ -223,6 +281,12 @@ async function trickle(
     const arrived = performance.now();
     for (let i = 0; i < size; i++)
       waiting.push({ order: n % 6 === 5 && i === 0 ? refunded() : newOrder(), arrived });
+    placed.push(
+      ...waiting
+        .slice(-size)
+        .map((w) => w.order)
+        .filter((o) => o.status === 'completed'),
+    );
     await sleep(waitMs);
   }
   arriving = false;
@@ -230,16 +294,42 @@ async function trickle(
   return imports;
 }
 
+const fast = () => {
+  const size = 1 + Math.floor(Math.random() * 5);
+  return { size, waitMs: (size / 20) * 1000 };
+};
 const RATES = [
-  { name: '6 orders / 3 s', next: () => ({ size: 6, waitMs: 3000 }) },
-  {
-    name: '20 orders/s, batches of 1–5',
-    next: () => {
-      const size = 1 + Math.floor(Math.random() * 5);
-      return { size, waitMs: (size / 20) * 1000 };
-    },
-  },
+  { phase: 'slow', name: '6 orders / 3 s', next: () => ({ size: 6, waitMs: 3000 }) },
+  { phase: 'fast', name: '20 orders/s, batches of 1–5', next: fast },
 ];
+
+// ---- CPU and memory, from /proc ----------------------------------------------------------------------
+const TICKS = 100; // USER_HZ on Linux
+/** utime+stime (and cutime+cstime: children reaped) of a process, in seconds. */
+function cpuOf(pid: number | 'self'): { own: number; children: number } {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ').map(Number);
+  return { own: (fields[11]! + fields[12]!) / TICKS, children: (fields[13]! + fields[14]!) / TICKS };
+}
+/** Busy and total seconds of all cores together since boot. */
+function machineCpu(): { busy: number; total: number } {
+  const values = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
+  const total = values.slice(0, 8).reduce((x, y) => x + y, 0) / TICKS;
+  return { busy: total - (values[3]! + values[4]!) / TICKS, total };
+}
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+/** The snapshot memory the server last logged (its snapshot events carry their bytes). */
+function snapshotMb(server: ServerProcess): number {
+  const events = server
+    .stdout()
+    .split('\n')
+    .filter((l) => l.includes('"report snapshot"'));
+  for (const line of events.reverse()) {
+    const bytes = (JSON.parse(line) as { bytes?: number }).bytes;
+    if (bytes !== undefined) return bytes / 2 ** 20;
+  }
+  return NaN;
+}
 
 // ---- one engine ----------------------------------------------------------------------------------------
 interface Phase {
@@ -248,6 +338,11 @@ interface Phase {
   answers: Answer[];
   imports: Import[];
   load: string;
+  seconds: number;
+  /** CPU seconds over the phase: the server, the importers (reaped children), every core together. */
+  cpu: { server: number; importers: number; machineBusy: number; machineTotal: number };
+  /** Over a long trickle: seconds, server RSS and snapshot memory (MB). */
+  memory: { at: number; rss: number; snapshot: number }[];
 }
 interface Restart {
   engine: string;
@@ -277,13 +372,26 @@ async function measurePhase(
   server: ServerProcess,
   key: string,
   during: () => Promise<Import[]>,
+  sampleEveryS = 0,
 ): Promise<Phase> {
   const before = loadavg();
   log(`[${engine}] ${name}…`);
   const origin = performance.now();
+  const [server0, self0, machine0] = [cpuOf(server.pid), cpuOf('self'), machineCpu()];
   let running = true;
   const answers: Answer[] = [];
   let imports: Import[] = [];
+  const memory: Phase['memory'] = [];
+  const sample = () => {
+    const at = (performance.now() - origin) / 1000;
+    memory.push({ at, rss: rssMb(server.pid), snapshot: snapshotMb(server) });
+    const last = memory.at(-1)!;
+    log(
+      `[${engine}] ${name}: ${at.toFixed(0)} s, server RSS ${last.rss.toFixed(0)} MB, snapshot ${last.snapshot.toFixed(1)} MB`,
+    );
+  };
+  const sampler = sampleEveryS > 0 ? setInterval(sample, sampleEveryS * 1000) : undefined;
+  if (sampler) sample();
   const stop = progress(
     `[${engine}] ${name}`,
     origin,
@@ -303,8 +411,27 @@ async function measurePhase(
     running = false;
     await asking;
     stop();
+    if (sampler) {
+      clearInterval(sampler);
+      sample();
+    }
   }
-  const phase = { engine, name, answers, imports, load: `${before} → ${loadavg()}` };
+  const [server1, self1, machine1] = [cpuOf(server.pid), cpuOf('self'), machineCpu()];
+  const phase: Phase = {
+    engine,
+    name,
+    answers,
+    imports,
+    load: `${before} → ${loadavg()}`,
+    seconds: (performance.now() - origin) / 1000,
+    cpu: {
+      server: server1.own - server0.own,
+      importers: self1.children - self0.children,
+      machineBusy: machine1.busy - machine0.busy,
+      machineTotal: machine1.total - machine0.total,
+    },
+    memory,
+  };
   log(`[${engine}] ${name}: ${summary(phase)}`);
   phases.push(phase);
   return phase;
@@ -324,7 +451,8 @@ async function warmUp(engine: string, server: ServerProcess, key: string): Promi
       headers: { authorization: `Bearer ${key}` },
     },
   ).then((r) => r.arrayBuffer());
-  while (!server.stdout().includes('"built"') && performance.now() - started < 300_000) await sleep(500);
+  const ready = () => /"event":"(built|loaded)"/.test(server.stdout());
+  while (!ready() && performance.now() - started < 300_000) await sleep(500);
   let fast = 0;
   while (fast < 5 && performance.now() - started < 600_000) {
     fast = (await askQ2(server, key)).ms < 500 ? fast + 1 : 0;
@@ -368,7 +496,11 @@ async function measureRestart(
   return server;
 }
 
-async function bench(engine: string, env: Record<string, string>): Promise<void> {
+/** The organization to measure: generated and imported, or kept from an earlier run (LIVE_KEEP). */
+async function prepare(engine: string, env: Record<string, string>): Promise<{ slug: string; key: string }> {
+  const kept = KEEP ? path.join(KEEP, `${engine}.json`) : undefined;
+  if (kept && fs.existsSync(kept))
+    return JSON.parse(fs.readFileSync(kept, 'utf8')) as { slug: string; key: string };
   const cli = cliJson(env);
   await cli('migrate');
   const { slug } = (await cli('org', 'create', '--name', 'Live')) as { slug: string };
@@ -378,24 +510,55 @@ async function bench(engine: string, env: Record<string, string>): Promise<void>
   const started = performance.now();
   await cli('import', '--org', slug, file);
   log(`[${engine}] imported in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  const serverEnv = { ...env, HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000000' };
-  let server = await startServer(serverEnv);
+  if (kept) fs.writeFileSync(kept, JSON.stringify({ slug, key }));
+  return { slug, key };
+}
+
+async function bench(engine: string, env: Record<string, string>): Promise<void> {
+  const { slug, key } = await prepare(engine, env);
+  // debug: the server logs each delta with the snapshot's bytes (the long trickle's memory).
+  // RESPONSE_CACHE_MB: every question asks another limit, so the response cache (C1) keeps each
+  // answer (about 150 KB) until its 256 MB are full: over a long trickle, the server's RSS would
+  // grow by what the cache holds, not by what the engine does (LIVE_RESPONSE_CACHE_MB, 16).
+  const serverEnv = {
+    ...env,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'debug',
+    RATE_LIMIT_MAX: '1000000000',
+    RESPONSE_CACHE_MB: String(int('LIVE_RESPONSE_CACHE_MB', 16)),
+  };
+  let server = await startServer(serverEnv, undefined, SERVER_NODE_ARGS);
   try {
     await warmUp(engine, server, key);
-    const quiet = await measurePhase(engine, 'quiet', server, key, async () => {
-      await sleep(QUIET_S * 1000);
-      return [];
-    });
-    for (const rate of RATES)
-      await measurePhase(engine, `live, ${rate.name}`, server, key, () =>
-        trickle(env, slug, PHASE_S, rate.next),
+    const quiet = PHASES.includes('quiet')
+      ? await measurePhase(engine, 'quiet', server, key, async () => {
+          await sleep(QUIET_S * 1000);
+          return [];
+        })
+      : undefined;
+    for (const rate of RATES.filter((r) => PHASES.includes(r.phase)))
+      for (const arrival of ARRIVALS)
+        await measurePhase(engine, `live, ${rate.name} (${arrival})`, server, key, () =>
+          trickle(env, slug, PHASE_S, rate.next, arrival),
+        );
+    if (PHASES.includes('trickle') && TRICKLE_S > 0)
+      await measurePhase(
+        engine,
+        `trickle, 20 orders/s for ${TRICKLE_S} s (process)`,
+        server,
+        key,
+        () => trickle(env, slug, TRICKLE_S, fast, 'process'),
+        30,
       );
     await server.stop();
-    const warmP95 = percentile(
-      quiet.answers.map((a) => a.ms),
-      95,
-    );
-    server = await measureRestart(engine, serverEnv, key, warmP95);
+    if (SERVER_LOG) fs.writeFileSync(`${SERVER_LOG}.${engine}`, server.stdout());
+    if (PHASES.includes('restart') && quiet) {
+      const warmP95 = percentile(
+        quiet.answers.map((a) => a.ms),
+        95,
+      );
+      server = await measureRestart(engine, serverEnv, key, warmP95);
+    }
   } finally {
     await server.stop();
   }
@@ -405,9 +568,22 @@ async function bench(engine: string, env: Record<string, string>): Promise<void>
 log(
   `load average ${loadavg()}; ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
 );
+/** A secret key kept beside the kept organization (customer hashes depend on it). */
+function secretKey(): string {
+  const kept = KEEP ? path.join(KEEP, 'postgres-secret') : undefined;
+  if (kept && fs.existsSync(kept)) return fs.readFileSync(kept, 'utf8');
+  const secret = crypto.randomBytes(32).toString('hex');
+  if (kept) fs.writeFileSync(kept, secret);
+  return secret;
+}
+
 try {
-  if (ENGINES.includes('embedded')) await bench('embedded', { DATA_DIR: path.join(dir, 'data') });
-  if (ENGINES.includes('postgres')) {
+  if (KEEP) fs.mkdirSync(KEEP, { recursive: true });
+  if (ENGINES.includes('embedded'))
+    await bench('embedded', { DATA_DIR: path.join(KEEP ?? dir, 'embedded-data') });
+  if (ENGINES.includes('postgres') && DATABASE_URL) {
+    await bench('postgres', { DATABASE_URL, SECRET_KEY: secretKey() });
+  } else if (ENGINES.includes('postgres')) {
     const scripts = fileURLToPath(new URL('../../scripts/', import.meta.url));
     const { startTempPostgres } = (await import(
       pathToFileURL(path.join(scripts, 'temp-postgres.js')).href
@@ -417,10 +593,7 @@ try {
     const postgres = await startTempPostgres();
     if (!postgres) throw new Error('no PostgreSQL server binaries (apt-get install postgresql)');
     try {
-      await bench('postgres', {
-        DATABASE_URL: postgres.url,
-        SECRET_KEY: crypto.randomBytes(32).toString('hex'),
-      });
+      await bench('postgres', { DATABASE_URL: postgres.url, SECRET_KEY: secretKey() });
     } finally {
       postgres.stop();
     }
@@ -457,11 +630,8 @@ table(
   ],
   phases.map((p) => {
     const times = p.answers.map((a) => a.ms);
-    const quiet = phases.find((q) => q.engine === p.engine && q.name === 'quiet')!;
-    const quietP95 = percentile(
-      quiet.answers.map((a) => a.ms),
-      95,
-    );
+    const quiet = phases.find((q) => q.engine === p.engine && q.name === 'quiet');
+    const quietP95 = percentile(quiet?.answers.map((a) => a.ms) ?? [], 95);
     return [
       p.engine,
       p.name,
@@ -508,6 +678,25 @@ table(
       ];
     }),
 );
+// Who used the machine (2 cores: 200 % at most): slow reports beside a full machine are not the engine's.
+const share = (seconds: number, phase: Phase) => `${((100 * seconds) / phase.seconds).toFixed(0)} %`;
+table(
+  ['engine', 'phase', 'seconds', 'server CPU', 'importers CPU', 'machine busy', 'load average'],
+  phases.map((p) => [
+    p.engine,
+    p.name,
+    p.seconds.toFixed(0),
+    share(p.cpu.server, p),
+    share(p.cpu.importers, p),
+    `${((100 * p.cpu.machineBusy) / Math.max(p.cpu.machineTotal, 1)).toFixed(0)} % of ${os.cpus().length} cores`,
+    p.load,
+  ]),
+);
+for (const p of phases.filter((q) => q.memory.length > 0))
+  table(
+    ['engine', 'phase', 'at s', 'server RSS MB', 'snapshot MB'],
+    p.memory.map((m) => [p.engine, p.name, m.at.toFixed(0), m.rss.toFixed(0), m.snapshot.toFixed(1)]),
+  );
 table(
   ['engine', 'restart', 'listening', 'first Q2 at', 'its latency', 'p95 ≤ 2× warm from', 'answers'],
   restarts.map((r) => [

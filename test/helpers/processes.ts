@@ -61,10 +61,14 @@ export interface ServerProcess {
   kill(): Promise<number | null>;
 }
 
-/** Starts `sales-metrics serve` and waits until it answers HTTP. */
-export async function startServer(env: Record<string, string>, timeoutMs = 120_000): Promise<ServerProcess> {
+/** Starts `sales-metrics serve` (after `nodeArgs`, e.g. --cpu-prof) and waits until it answers HTTP. */
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+  nodeArgs: readonly string[] = [],
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
     env: { ...process.env, DEMO: '0', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     cwd: ROOT,
   });

@@ -55,11 +55,17 @@ export class LiveSnapshot {
 
   /** Adds a part and notes where its customers and anonymous orders are. */
   addPart(part: Part): void {
-    const p = this.parts.length;
     this.parts.push(part);
+    this.register(part, this.parts.length - 1);
+    this.current = undefined;
+  }
+
+  /** Notes where the part's valid runs and anonymous orders are (a retired one is elsewhere or gone). */
+  private register(part: Part, p: number): void {
     this.customerPart = grown(this.customerPart, this.codes.customers.size);
     this.customerRun = grown(this.customerRun, this.codes.customers.size);
     for (let r = 0; r < part.customerCount; r++) {
+      if (part.retiredRuns?.[r] === 1) continue;
       const c = part.runCustomer[r] as number;
       this.customerPart[c] = p;
       this.customerRun[c] = r;
@@ -67,11 +73,11 @@ export class LiveSnapshot {
     this.anonymousPart = grown(this.anonymousPart, this.codes.anonymous.size);
     this.anonymousIndex = grown(this.anonymousIndex, this.codes.anonymous.size);
     for (let k = 0; k < part.anonymousKey.length; k++) {
+      if (part.retiredOrders?.[k] === 1) continue;
       const a = part.anonymousKey[k] as number;
       this.anonymousPart[a] = p;
       this.anonymousIndex[a] = k;
     }
-    this.current = undefined;
   }
 
   /** The view reports read at this version. */
@@ -166,22 +172,31 @@ export class LiveSnapshot {
   }
 
   /**
-   * True when retired orders or small parts are worth folding into one part: more than 16 parts,
-   * or more orders retired or added since the first part than a tenth of those held (and than
-   * `minOrders`): memory and scan time stay within about 10 % of a fresh build's.
+   * What is worth folding (issue 19): every part ('all') once more orders were retired or added
+   * since the first part than a tenth of those held (and than `minOrders`), so that memory and
+   * scan time stay within about 10 % of a fresh build's; else the parts after the first ('tail')
+   * once there are more than 8 of them, at a cost proportional to those parts alone (at 20
+   * orders a second a part comes every few hundred milliseconds: folding the whole organization
+   * each time would cost more than the deltas themselves).
    */
-  needsCompaction(minOrders = 10_000): boolean {
+  compactionNeeded(minOrders = 10_000): 'all' | 'tail' | undefined {
     const held = this.heldOrders;
     const added = held - (this.parts[0]?.orderCount ?? 0);
-    return this.parts.length > 16 || this.retiredOrders + added > Math.max(minOrders, held / 10);
+    if (this.retiredOrders + added > Math.max(minOrders, held / 10)) return 'all';
+    return this.parts.length > 8 ? 'tail' : undefined;
+  }
+
+  needsCompaction(minOrders = 10_000): boolean {
+    return this.compactionNeeded(minOrders) !== undefined;
   }
 
   /**
-   * Folds every part into one without their retired orders, a part per turn of the event loop;
-   * the caller makes sure no delta is applied meanwhile.
+   * Folds the parts (all of them, or those after the first) into one without their retired
+   * orders, a part per turn of the event loop; the caller makes sure no delta is applied meanwhile.
    */
-  async compact(): Promise<void> {
-    const parts = this.parts;
+  async compact(scope: 'all' | 'tail' = 'all'): Promise<void> {
+    const unfolded = scope === 'all' ? [] : this.parts.slice(0, 1);
+    const parts = this.parts.slice(unfolded.length);
     let runs = 0;
     let kept = 0;
     let anonymous = 0;
@@ -293,12 +308,27 @@ export class LiveSnapshot {
       anonymousKey: anonymousKeys,
       bytes: n * (BYTES_PER_ORDER - 4) + runStart.length * 8 + anonymousKeys.length * 4,
     };
-    this.parts = [];
-    this.customerPart.fill(-1);
-    this.anonymousPart.fill(-1);
-    this.retiredOrders = 0;
+    if (scope === 'all') {
+      this.customerPart.fill(-1);
+      this.anonymousPart.fill(-1);
+      this.retiredOrders = 0;
+    } else {
+      // The first part's runs stay where they are; those of the folded parts are noted again
+      // below (their retired ones were unlisted when retired): nothing here walks the first part.
+      for (const part of parts) this.retiredOrders -= retiredIn(part);
+    }
+    this.parts = unfolded;
     this.addPart(folded);
   }
+}
+
+/** Orders of the part that are retired (their run's customer, or the anonymous order, changed since). */
+function retiredIn(part: Part): number {
+  let n = 0;
+  for (let r = 0; r < part.customerCount; r++)
+    if (part.retiredRuns?.[r] === 1) n += (part.runStart[r + 1] as number) - (part.runStart[r] as number);
+  for (const flag of part.retiredOrders ?? []) n += flag;
+  return n;
 }
 
 /** Memory a snapshot of this many orders and customers takes, about. */
