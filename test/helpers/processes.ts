@@ -62,9 +62,14 @@ export interface ServerProcess {
 }
 
 /** Starts `sales-metrics serve` and waits until it answers HTTP. */
-export async function startServer(env: Record<string, string>, timeoutMs = 120_000): Promise<ServerProcess> {
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+  /** Node's own options (--cpu-prof is not allowed in NODE_OPTIONS). */
+  nodeArgs: readonly string[] = [],
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
     env: { ...process.env, DEMO: '0', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     cwd: ROOT,
   });
