@@ -235,6 +235,10 @@ async function run(state: State): Promise<void> {
   const snapshots = path.join(dir, 'snapshots');
   fs.rmSync(snapshots, { recursive: true, force: true }); // the first build is measured each run
   let server = await startServer(serverEnv(state), 120_000, profiled('first'));
+  const lastWords = (error: unknown) => {
+    log(`the server's last output: ${server.output().slice(-4000)}`);
+    throw error;
+  };
   try {
     const asking = performance.now();
     const first = await ask(server, state.key, 'Q1'); // starts the build; SQL answers meanwhile
@@ -246,6 +250,8 @@ async function run(state: State): Promise<void> {
     await waitFor(server, 'saved', 600_000);
     await warm(server, state.key);
     figure(`server RSS once warm: ${mb(rss(server.pid))}`);
+  } catch (error) {
+    lastWords(error);
   } finally {
     await server.stop();
   }
@@ -266,6 +272,8 @@ async function run(state: State): Promise<void> {
       `snapshot file ${mb(fileBytes)}; ${loaded ? `read back and brought up to date in ${ms(Number(loaded.ms))} ms` : `not read back: ${events(server, 'built').length ? 'rebuilt' : 'no event'}`}; server RSS ${mb(rss(server.pid))}`,
     );
     await warm(server, state.key);
+  } catch (error) {
+    lastWords(error);
   } finally {
     await server.stop();
   }
