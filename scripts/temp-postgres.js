@@ -24,7 +24,11 @@ async function freePort() {
   });
 }
 
-export async function startTempPostgres() {
+/**
+ * With `where.dir`, the cluster lives in that folder and outlives stop() (a bench's data kept
+ * between runs): created on first use, started again as it is afterwards.
+ */
+export async function startTempPostgres(where = {}) {
   const bin = serverBin();
   if (!bin) return undefined;
   const asRoot = process.getuid?.() === 0;
@@ -33,11 +37,14 @@ export async function startTempPostgres() {
     const result = spawnSync(asRoot ? 'runuser' : path.join(bin, cmd), full, { encoding: 'utf8' });
     if (result.status !== 0) throw new Error(`${cmd} failed: ${result.stderr || result.stdout}`);
   };
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-pg-'));
+  const kept = where.dir !== undefined;
+  const dir = kept ? where.dir : fs.mkdtempSync(path.join(os.tmpdir(), 'sm-pg-'));
+  fs.mkdirSync(dir, { recursive: true });
   if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
   const data = path.join(dir, 'data');
   const port = await freePort();
-  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  if (!fs.existsSync(path.join(data, 'PG_VERSION')))
+    run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   const start = () => run('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', options, 'start']);
   start();
@@ -50,7 +57,7 @@ export async function startTempPostgres() {
       try {
         run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
       } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
+        if (!kept) fs.rmSync(dir, { recursive: true, force: true });
       }
     },
   };

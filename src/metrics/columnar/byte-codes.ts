@@ -65,13 +65,16 @@ export class ByteCodes {
     codes.size = state.size;
     codes.used = state.used;
     codes.blocks.push(...state.blocks); // taken as they are: the caller gives arrays of their own
-    const room = Math.max(256, state.size);
-    codes.at = new Int32Array(room);
-    codes.at.set(state.at);
-    codes.lengths = new Int32Array(room);
-    codes.lengths.set(state.lengths);
-    codes.hashes = new Int32Array(room);
-    codes.hashes.set(state.hashes);
+    // Taken as they are too (a snapshot file's views, issue 19), unless too short to grow by half.
+    const room = (array: Int32Array): Int32Array => {
+      if (array.length >= 256) return array;
+      const roomy = new Int32Array(256);
+      roomy.set(array);
+      return roomy;
+    };
+    codes.at = room(state.at);
+    codes.lengths = room(state.lengths);
+    codes.hashes = room(state.hashes);
     codes.slots = state.slots;
     return codes;
   }

@@ -98,6 +98,8 @@ interface Entry {
   /** The data version the current build, snapshot or refusal is for. */
   version: string;
   building?: Promise<void>;
+  /** While the build reads the organization's saved file: resolves to whether it was read back. */
+  loading?: Promise<boolean>;
   live?: LiveSnapshot;
   /** live's view at its version: what requests read. */
   snapshot?: Snapshot;
@@ -121,10 +123,27 @@ interface Entry {
  */
 const SAVE_EVERY_MS = 10 * 60 * 1000;
 
+/**
+ * How long a request waits for a saved snapshot being read back (issue 19): 2 s at ten million
+ * orders, where the SQL answer it would otherwise start takes the 30 s statement timeout.
+ */
+const LOAD_WAIT_MS = 15_000;
+
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
 const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
 
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
+
+/** What `promise` resolves to within `ms`, else false. */
+async function within(promise: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export class ColumnarReportEngine implements ReportEngine {
   /** Map order is recency order: the first entry is the least recently used. */
@@ -220,6 +239,8 @@ export class ColumnarReportEngine implements ReportEngine {
       await Promise.race([entry.building, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
       clearTimeout(timer);
     }
+    if (entry.building && entry.loading && waitMs > 0 && (await within(entry.loading, LOAD_WAIT_MS)))
+      await entry.building; // read back: admitted at once
     // Built meanwhile, at this version or an older one (then a delta brings it up to date).
     return entry.live && !entry.building ? this.upToDate(organizationId, entry, version) : undefined;
   }
@@ -371,8 +392,15 @@ export class ColumnarReportEngine implements ReportEngine {
       if (this.entries.get(organizationId) !== entry) return; // superseded while queued
       const started = performance.now();
       try {
-        const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
-        const loaded = await this.load(organizationId);
+        const reading = (async () => {
+          const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
+          return { identity, loaded: await this.load(organizationId) };
+        })();
+        entry.loading = reading.then(
+          ({ loaded }) => loaded !== undefined,
+          () => false, // the failure is the build's, below
+        );
+        const { identity, loaded } = await reading.finally(() => (entry.loading = undefined));
         const result =
           loaded ??
           (await buildSnapshot(this.db, organizationId, {

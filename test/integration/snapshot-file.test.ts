@@ -1,0 +1,173 @@
+// Snapshot files read back without a copy (issue 19, items 3 and 5): the part's columns are views
+// over one buffer read from the file, the codes over another; an array that would not be aligned
+// is copied; a file of another format version, a damaged one, or one cut short is ignored (the
+// caller builds the snapshot again), never trusted; and the first request after a restart waits
+// for the file rather than start an SQL answer (30 s at ten million orders).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { createOrganization } from '../../src/domain/organizations.js';
+import { importOrderRecords } from '../../src/ingest/import.js';
+import { buildSnapshot } from '../../src/metrics/columnar/build-snapshot.js';
+import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
+import { SqlReportEngine } from '../../src/metrics/engine.js';
+import { NO_EXTENSIONS } from '../../src/query/parse.js';
+import { planReport } from '../../src/query/plan.js';
+import type { LiveSnapshot } from '../../src/metrics/columnar/live-snapshot.js';
+import { arrayAt, loadSnapshot, saveSnapshot, identityOf } from '../../src/metrics/columnar/persist.js';
+import type { Part } from '../../src/metrics/columnar/snapshot.js';
+import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+const COLUMNS = [
+  'seconds',
+  'attribute',
+  'items',
+  'total',
+  'taxTotal',
+  'shippingTotal',
+  'feeTotal',
+  'refundTotal',
+  'refundTax',
+  'refundShipping',
+  'runStart',
+  'runCustomer',
+  'anonymousKey',
+] as const;
+
+const orders = Array.from({ length: 300 }, (_, i) => ({
+  store: i % 3 === 0 ? 'https://a.example' : 'https://b.example',
+  id: `o${i}`,
+  created_at: new Date(Date.UTC(2025, 0, 1) + i * 7_200_000).toISOString(),
+  status: i % 7 === 0 ? 'refunded' : 'completed',
+  billing_country: i % 2 ? 'FR' : 'DE',
+  ...(i % 5 === 0 ? {} : { customer_email: `client${i % 40}@example.org` }),
+  items: 1 + (i % 3),
+  total: `${10 + i}.25`,
+  tax_total: '2.05',
+  shipping_total: '4.90',
+  fee_total: '0',
+  refund_total: i % 7 === 0 ? `${10 + i}.25` : '0',
+  refund_tax: '0',
+  refund_shipping: '0',
+}));
+
+describe('snapshot files: read back without a copy, never trusted (issue 19)', () => {
+  let database: TestDatabase;
+  let organizationId: string;
+  let built: LiveSnapshot;
+  let dir: string;
+  let file: string;
+
+  before(async () => {
+    database = await openTestDatabase();
+    organizationId = (await createOrganization(database.db, { name: 'Fichier' })).id;
+    await importOrderRecords(database.db, organizationId, orders);
+    const result = await buildSnapshot(database.db, organizationId, { maxBytes: 64 << 20 });
+    assert.ok(result && !('reason' in result));
+    built = result;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-snapshot-file-'));
+    await saveSnapshot(dir, (await identityOf(database.db, organizationId))!, built);
+    file = path.join(dir, fs.readdirSync(dir)[0]!);
+  });
+  after(async () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await database?.cleanup();
+  });
+
+  test('the columns are views over one buffer read from the file, equal to the built ones', async () => {
+    const loaded = await loadSnapshot(database.db, dir, organizationId);
+    assert.ok(loaded);
+    const [part, original] = [loaded.parts[0] as Part, built.parts[0] as Part];
+    const buffer = part.seconds.buffer;
+    for (const name of COLUMNS) {
+      assert.deepEqual(Array.from(part[name]), Array.from(original[name]), name);
+      // Not a copy of its own: every column lies in the same buffer, at a place aligned for its type.
+      assert.equal(part[name].buffer, buffer, name);
+      assert.equal(part[name].byteOffset % part[name].BYTES_PER_ELEMENT, 0, name);
+    }
+    assert.ok(buffer.byteLength < fs.statSync(file).size, 'the codes are in a buffer of their own');
+    assert.equal(loaded.heldOrders, orders.length);
+  });
+
+  test('an array that would not be aligned for its type is copied, with the same values', () => {
+    const values = Float64Array.of(1.5, -2, 1_767_225_600);
+    const data = Buffer.from(new ArrayBuffer(8 + 24));
+    Buffer.from(values.buffer).copy(data, 8);
+    const aligned = arrayAt(data, 8, Float64Array, 3);
+    assert.equal(aligned.buffer, data.buffer);
+    const shifted = Buffer.from(new ArrayBuffer(4 + 24), 4);
+    Buffer.from(values.buffer).copy(shifted, 0);
+    const copied = arrayAt(shifted, 0, Float64Array, 3);
+    assert.notEqual(copied.buffer, shifted.buffer);
+    assert.deepEqual(Array.from(copied), Array.from(values));
+  });
+
+  test('the first request after a restart waits for the saved file to be read back, not for SQL', async () => {
+    const sql = new SqlReportEngine(database.db);
+    let fallbacks = 0;
+    const events: SnapshotEvent[] = [];
+    const engine = new ColumnarReportEngine(
+      database.db,
+      { run: (plan, signal) => (fallbacks++, sql.run(plan, signal)) },
+      // Shorter than reading any file back: SQL would answer were it not for the file.
+      { memoryBudgetBytes: 64 << 20, buildWaitMs: 1, snapshotDir: dir, onEvent: (e) => events.push(e) },
+    );
+    const plan = planReport(
+      {
+        dimensions: ['date'],
+        metrics: ['orders', 'net_revenue', 'new_customers', 'returning_customers'],
+        from: '2025-01-01',
+        to: '2025-02-28',
+        timezone: 'Europe/Paris',
+        limit: 1000,
+        ...NO_EXTENSIONS,
+      },
+      { id: organizationId, settings: { excludedStatuses: ['refunded'], deductions: ['refunds'] } },
+    );
+    assert.deepStrictEqual(await engine.run(plan), await sql.run(plan));
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['loaded'],
+    );
+    assert.equal(fallbacks, 0);
+  });
+
+  test('another format version, a damaged byte or a file cut short is ignored', async () => {
+    const saved = fs.readFileSync(file);
+    const attempt = async (bytes: Buffer) => {
+      fs.writeFileSync(file, bytes);
+      return loadSnapshot(database.db, dir, organizationId);
+    };
+    const resealed = (bytes: Buffer) => {
+      bytes.writeUInt32LE(zlib.crc32(bytes.subarray(0, bytes.length - 4)), bytes.length - 4);
+      return bytes;
+    };
+    try {
+      // Format 1 (SHA-256) under the format's own magic and header, checksum right for format 2.
+      const json = saved.readUInt32LE(8);
+      const header = saved.toString('utf8', 12, 12 + json).replace('"format":2', '"format":1');
+      assert.equal(header.length, json);
+      const older = Buffer.from(saved);
+      older.write(header, 12, 'utf8');
+      assert.equal(await attempt(resealed(older)), undefined);
+      const magic = Buffer.from(saved);
+      magic[7] = 1;
+      assert.equal(await attempt(resealed(magic)), undefined);
+      const damaged = Buffer.from(saved);
+      damaged[saved.length - 100] = damaged[saved.length - 100]! ^ 0x10; // in the codes, past the columns
+      assert.equal(await attempt(damaged), undefined);
+      assert.equal(await attempt(resealed(Buffer.from(saved.subarray(0, saved.length >> 1)))), undefined);
+      assert.equal(await attempt(saved.subarray(0, 10)), undefined);
+      // A header that says more bytes than the file holds, checksum right: still ignored.
+      const lying = Buffer.from(saved);
+      lying.writeUInt32LE(saved.length, 8);
+      assert.equal(await attempt(resealed(lying)), undefined);
+      assert.ok(await attempt(saved), 'the file as saved is read back');
+    } finally {
+      fs.writeFileSync(file, saved);
+    }
+  });
+});
