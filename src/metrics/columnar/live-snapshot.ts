@@ -5,7 +5,7 @@
 // reading the previous ones.
 import { anonymousKey, OrganizationCodes } from './codes.js';
 import { AMOUNTS, nextTurn, OrderColumns, type OrderValues } from './order-columns.js';
-import { BYTES_PER_CUSTOMER, BYTES_PER_ORDER, type Part, type Snapshot } from './snapshot.js';
+import { BYTES_PER_CUSTOMER, BYTES_PER_ORDER, freshPart, type Part, type Snapshot } from './snapshot.js';
 
 /** What changed in an organization's orders between two database snapshots (src/metrics/columnar/delta.ts). */
 export interface Delta {
@@ -288,7 +288,7 @@ export class LiveSnapshot {
       Int32Array,
       Int32Array,
     ];
-    const folded: Part = {
+    const folded = freshPart({
       orderCount: n,
       seconds,
       attribute,
@@ -302,12 +302,9 @@ export class LiveSnapshot {
       refundShipping,
       runStart,
       customerCount: runs,
-      retiredRuns: undefined,
-      retiredOrders: undefined,
       runCustomer,
       anonymousKey: anonymousKeys,
-      bytes: n * (BYTES_PER_ORDER - 4) + runStart.length * 8 + anonymousKeys.length * 4,
-    };
+    });
     if (scope === 'all') {
       this.customerPart.fill(-1);
       this.anonymousPart.fill(-1);

@@ -6,7 +6,7 @@
 // few rows come as values (pushValues) into a part of their own.
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
 import type { OrganizationCodes } from './codes.js';
-import { BYTES_PER_ORDER, type Part } from './snapshot.js';
+import { freshPart, type Part } from './snapshot.js';
 
 /**
  * The stored columns as they are (the conversions to epoch seconds and cents are made on the
@@ -234,26 +234,26 @@ export class OrderColumns {
     const [total, taxTotal, shippingTotal, feeTotal, refundTotal, refundTax, refundShipping] = this.money.map(
       (m) => m.subarray(0, n),
     ) as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
-    return {
-      orderCount: n,
-      seconds: this.seconds.subarray(0, n),
-      attribute: placed.subarray(0, n),
-      items: this.items.subarray(0, n),
-      total,
-      taxTotal,
-      shippingTotal,
-      feeTotal,
-      refundTotal,
-      refundTax,
-      refundShipping,
-      runStart,
-      customerCount,
-      retiredRuns: undefined,
-      retiredOrders: undefined,
-      runCustomer,
-      anonymousKey,
-      bytes: this.seconds.length * (BYTES_PER_ORDER - 4) + runStart.length * 8 + anonymousKey.length * 4,
-    };
+    return freshPart(
+      {
+        orderCount: n,
+        seconds: this.seconds.subarray(0, n),
+        attribute: placed.subarray(0, n),
+        items: this.items.subarray(0, n),
+        total,
+        taxTotal,
+        shippingTotal,
+        feeTotal,
+        refundTotal,
+        refundTax,
+        refundShipping,
+        runStart,
+        customerCount,
+        runCustomer,
+        anonymousKey,
+      },
+      this.seconds.length,
+    );
   }
 
   /**

@@ -22,7 +22,7 @@ import type { SnapshotSource } from './build-snapshot.js';
 import { OrganizationCodes } from './codes.js';
 import { LiveSnapshot } from './live-snapshot.js';
 import { nextTurn } from './order-columns.js';
-import { BYTES_PER_ORDER, type Part } from './snapshot.js';
+import { freshPart, type Part } from './snapshot.js';
 
 const MAGIC = Buffer.from('SMSNAP\u0000\u0002', 'latin1');
 /** 2: CRC-32 instead of SHA-256 (a file of format 1 is ignored, and the snapshot built again). */
@@ -338,7 +338,7 @@ function restored(data: FileBytes, header: Header): LiveSnapshot | undefined {
   const seconds = get<Float64Array>('seconds');
   const runStart = get<Int32Array>('runStart');
   const anonymousKey = get<Int32Array>('anonymousKey');
-  const part: Part = {
+  const part = freshPart({
     orderCount: seconds.length,
     seconds,
     attribute: get('attribute'),
@@ -352,12 +352,9 @@ function restored(data: FileBytes, header: Header): LiveSnapshot | undefined {
     refundShipping: get('refundShipping'),
     runStart,
     customerCount: header.customerCount,
-    retiredRuns: undefined,
-    retiredOrders: undefined,
     runCustomer: get('runCustomer'),
     anonymousKey,
-    bytes: seconds.length * (BYTES_PER_ORDER - 4) + runStart.length * 8 + anonymousKey.length * 4,
-  };
+  });
   if (!consistent(part, codes.attributes.attributes().count, codes.customers.size, codes.anonymous.size))
     return undefined;
   const live = new LiveSnapshot(header.organizationId, codes);

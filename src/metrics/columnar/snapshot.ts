@@ -73,3 +73,35 @@ export interface Attributes {
 export const BYTES_PER_ORDER = 8 + 4 * 9 + 4;
 /** Memory of one customer beside the columns: its key in the dictionary (packed), place and run. */
 export const BYTES_PER_CUSTOMER = 64;
+
+/** A part's columns before any of its orders is retired, and before its memory is counted. */
+export type PartColumns = Omit<Part, 'retiredRuns' | 'retiredOrders' | 'bytes'>;
+
+/**
+ * A part as a full build, a fold or a saved file makes it: nothing retired yet, and its memory
+ * counted one way for all three. `allocated`: the orders its arrays were sized for, when more
+ * than it holds (a build's columns are views over larger arrays). The fields are written in one
+ * order, so that every part has the same shape for the scan's hot loop.
+ */
+export function freshPart(c: PartColumns, allocated: number = c.orderCount): Part {
+  return {
+    orderCount: c.orderCount,
+    seconds: c.seconds,
+    attribute: c.attribute,
+    items: c.items,
+    total: c.total,
+    taxTotal: c.taxTotal,
+    shippingTotal: c.shippingTotal,
+    feeTotal: c.feeTotal,
+    refundTotal: c.refundTotal,
+    refundTax: c.refundTax,
+    refundShipping: c.refundShipping,
+    runStart: c.runStart,
+    customerCount: c.customerCount,
+    retiredRuns: undefined,
+    retiredOrders: undefined,
+    runCustomer: c.runCustomer,
+    anonymousKey: c.anonymousKey,
+    bytes: allocated * (BYTES_PER_ORDER - 4) + c.runStart.length * 8 + c.anonymousKey.length * 4,
+  };
+}
