@@ -34,6 +34,15 @@ export interface StoreProcesses {
   current(): ServerProcess;
   /** `sales-metrics ARGS --json`: its parsed answer; a failure fails the test. */
   cli(...args: string[]): Promise<Record<string, unknown>>;
+  /**
+   * `sales-metrics store connect --org ORG --platform PLATFORM --address ADDRESS EXTRA --json`,
+   * `stdin` written to it: its exit code and output as they came (refusals are what some tests check).
+   */
+  connect(
+    store: { readonly org: string; readonly platform: 'woocommerce' | 'shopify'; readonly address: string },
+    extra: readonly string[],
+    stdin?: string,
+  ): ReturnType<typeof runCli>;
   /** GET on the running server, with an API key. */
   get(query: string, key?: string): Promise<Response>;
   /** The database, as the CLI opens it (once). */
@@ -72,6 +81,23 @@ export async function startStoreProcesses(options: {
       assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
       return JSON.parse(result.stdout) as Record<string, unknown>;
     },
+    connect: (store, extra, stdin) =>
+      runCli(
+        [
+          'store',
+          'connect',
+          '--org',
+          store.org,
+          '--platform',
+          store.platform,
+          '--address',
+          store.address,
+          ...extra,
+          '--json',
+        ],
+        env,
+        stdin,
+      ),
     get: (query, key) =>
       fetch(`${current().baseUrl}${query}`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
     async database() {

@@ -15,7 +15,7 @@ import {
 } from '../helpers/connected-store.js';
 import { describeOn } from '../helpers/database.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
-import { runCli, type ServerProcess } from '../helpers/processes.js';
+import { type ServerProcess } from '../helpers/processes.js';
 import { redisAvailable, startRedis, type TestRedis } from '../helpers/redis.js';
 import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
 import { eventually, FAST_SYNC_ENV } from '../helpers/woocommerce-expectations.js';
@@ -70,21 +70,9 @@ describeOn('postgres', 'two server processes, one Shopify shop (issue 21)', () =
     shop.addOrders(2_500);
     shop.bulkDurationMs = 2_000;
     shop.slowDown(5);
-    const connected = await runCli(
-      [
-        'store',
-        'connect',
-        '--org',
-        ORG,
-        '--platform',
-        'shopify',
-        '--address',
-        shop.url,
-        '--access-token-stdin',
-        '--webhook-secret-stdin',
-        '--json',
-      ],
-      processes.env,
+    const connected = await processes.connect(
+      { org: ORG, platform: 'shopify', address: shop.url },
+      ['--access-token-stdin', '--webhook-secret-stdin'],
       `${shop.accessToken}\n${shop.apiSecret}\n`,
     );
     assert.equal(connected.code, 0, connected.stderr);

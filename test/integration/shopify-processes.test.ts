@@ -73,22 +73,7 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     shop.slowDown(15);
     shop.bulkDurationMs = 12_000; // long enough to be seen gathering, and killed while it runs
     const connect = (extra: string[], stdin?: string) =>
-      runCli(
-        [
-          'store',
-          'connect',
-          '--org',
-          ORG,
-          '--platform',
-          'shopify',
-          '--address',
-          shop.url,
-          ...extra,
-          '--json',
-        ],
-        processes.env,
-        stdin,
-      );
+      processes.connect({ org: ORG, platform: 'shopify', address: shop.url }, extra, stdin);
     const noStdin = await connect([], `${shop.accessToken}\n`);
     assert.equal(noStdin.code, 1);
     assert.match(noStdin.stderr, /jeton d’accès.*entrée standard.*--access-token-stdin/);

@@ -75,22 +75,9 @@ describe('sales-metrics store … with a WooCommerce store, over the real proces
     store.addOrders(ORDERS, 5);
     store.slowDown(20);
     const connect = (extra: string[], stdin?: string) =>
-      runCli(
-        [
-          'store',
-          'connect',
-          '--org',
-          ORG,
-          '--platform',
-          'woocommerce',
-          '--address',
-          `${store.url}/`,
-          '--consumer-key',
-          store.consumerKey,
-          ...extra,
-          '--json',
-        ],
-        processes.env,
+      processes.connect(
+        { org: ORG, platform: 'woocommerce', address: `${store.url}/` },
+        ['--consumer-key', store.consumerKey, ...extra],
         stdin,
       );
 
