@@ -1,7 +1,7 @@
 // PC1: the second period of a compared report, and the change between two figures. Pure, shared
 // by the API (parse → plan → engines) and the Revenue page, so that both compare the same way.
 import { invalidParameter } from '../errors.js';
-import { addDays, daysInMonth, FIRST_DAY, onOrBefore, type Granularity } from './dates.js';
+import { addDays, daysBetween, daysInMonth, FIRST_DAY, onOrBefore, type Granularity } from './dates.js';
 import { isPeriodProblem, resolvePeriod, type Period } from './period.js';
 
 export const COMPARE_MODES = ['previous_period', 'previous_year', 'custom'] as const;
@@ -20,15 +20,8 @@ export interface CompareParameters {
   readonly compare_to?: string | undefined;
 }
 
-const DAY_MS = 86_400_000;
-const dayNumber = (day: string): number => {
-  const date = new Date(0);
-  date.setUTCFullYear(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10)));
-  return Math.round(date.getTime() / DAY_MS);
-};
-
 /** Days of [from, to], both counted. */
-export const periodDays = (period: Period): number => dayNumber(period.to) - dayNumber(period.from) + 1;
+export const periodDays = (period: Period): number => daysBetween(period.from, period.to) + 1;
 
 /** The same month and day one calendar year earlier; 29 February becomes 28 February (PC1). */
 export function yearEarlier(day: string): string {
@@ -138,9 +131,9 @@ const MONTHS: Readonly<Record<'month' | 'quarter' | 'year', number>> = { month: 
 export function bucketIndex(first: string, start: string, granularity: Granularity): number {
   switch (granularity) {
     case 'day':
-      return dayNumber(start) - dayNumber(first);
+      return daysBetween(first, start);
     case 'week':
-      return (dayNumber(start) - dayNumber(first)) / 7;
+      return daysBetween(first, start) / 7;
     default:
       return (monthNumber(start) - monthNumber(first)) / MONTHS[granularity];
   }

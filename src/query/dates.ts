@@ -46,6 +46,11 @@ export function addDays(day: string, days: number): string {
   return fromDate(new Date(toDate(day).getTime() + days * DAY_MS));
 }
 
+/** Days from `from` to `to` (negative when `to` comes first). */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((toDate(to).getTime() - toDate(from).getTime()) / DAY_MS);
+}
+
 /**
  * Whether day `a` is on or before day `b`. Past 9999-12-31 a day has a five-digit year
  * ('10000-01-01'), which sorts before '9999-12-31' as text: compare lengths first.
