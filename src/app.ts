@@ -87,7 +87,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger:
       deps.logger === false
         ? false
-        : loggerOptions(config.logLevel, typeof deps.logger === 'object' ? deps.logger : stdoutLines),
+        : loggerOptions(
+            config.logLevel,
+            typeof deps.logger === 'object' ? deps.logger : stdoutLines,
+            config.logFormat,
+          ),
     genReqId: () => crypto.randomUUID(),
     logController: new AccessLog(),
     trustProxy: config.trustProxy === false ? false : [...config.trustProxy],
