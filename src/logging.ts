@@ -84,6 +84,8 @@ interface LogEvent {
   level?: number;
   time?: number;
   msg?: string;
+  /** What happened, for the events that say it in a field (`report snapshot`: built, updated…). */
+  event?: unknown;
   req?: { method?: string; url?: string };
   res?: { statusCode?: number };
   err?: { message?: string };
@@ -99,6 +101,7 @@ export function humanLine(json: string): string {
   }
   const time = new Date(event.time ?? Date.now()).toISOString().slice(11, 19);
   const parts = [time, LEVEL_NAMES[event.level ?? 30] ?? String(event.level), event.msg ?? ''];
+  if (typeof event.event === 'string') parts.push(event.event);
   if (event.req?.method) parts.push(`${event.req.method} ${event.req.url ?? ''}`);
   if (event.res?.statusCode) parts.push(`→ ${event.res.statusCode}`);
   if (event.err?.message) parts.push(`: ${event.err.message}`);
