@@ -24,6 +24,7 @@ import { reportsApi } from './api/reports-api.js';
 import { openApi } from './api/openapi.js';
 import { healthRoutes } from './api/health.js';
 import { webApp, webAssets } from './web/web-app.js';
+import { importExamples } from './web/import-examples.js';
 import { notFoundPage } from './web/not-found.js';
 import { MemoryResponseCache, RedisResponseCache, type ResponseCache } from './api/response-cache.js';
 import { connectRedis, redisFallbackWarning } from './limits/redis.js';
@@ -87,7 +88,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger:
       deps.logger === false
         ? false
-        : loggerOptions(config.logLevel, typeof deps.logger === 'object' ? deps.logger : stdoutLines),
+        : loggerOptions(
+            config.logLevel,
+            typeof deps.logger === 'object' ? deps.logger : stdoutLines,
+            config.logFormat,
+          ),
     genReqId: () => crypto.randomUUID(),
     logController: new AccessLog(),
     trustProxy: config.trustProxy === false ? false : [...config.trustProxy],
@@ -244,6 +249,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const stores = { setup, kick: () => worker?.kick(), publicUrl: config.publicUrl };
   await app.register(storeWebhooks, { db: deps.db, setup, kick: stores.kick });
   await app.register(webAssets);
+  await app.register(importExamples);
   await app.register(webApp, { config, db: deps.db, redis, stores });
   app.server.headersTimeout = 10_000;
   return app;

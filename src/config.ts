@@ -8,6 +8,8 @@ import { secretKeyOf } from './config/secret-key.js';
 export { ConfigError } from './config/config-error.js';
 export type { TrustedProxies } from './config/trust-proxy.js';
 
+export type LogFormat = 'json' | 'text';
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -22,6 +24,12 @@ export interface Config {
   /** Milliseconds a single SQL statement may run before it is cancelled. */
   readonly statementTimeoutMs: number;
   readonly logLevel: string;
+  /**
+   * LOG_FORMAT: json (one JSON line per event, for a log collector) or text (short lines for a
+   * person at a terminal, successful requests left out so that the demo banner stays in sight;
+   * issue 30). Default: text with DEMO=1, json otherwise.
+   */
+  readonly logFormat: LogFormat;
   /**
    * The reverse proxies whose X-Forwarded-For/-Proto entries are believed (client address for R2
    * and the login limit, HTTPS for Secure cookies): false (none), their addresses/CIDRs, or a hop
@@ -147,6 +155,12 @@ function shopifyApiVersion(raw: string | undefined): string {
   return raw;
 }
 
+function logFormat(raw: string | undefined, demo: boolean): LogFormat {
+  if (raw === undefined || raw === '') return demo ? 'text' : 'json';
+  if (raw === 'json' || raw === 'text') return raw;
+  throw new ConfigError(`LOG_FORMAT doit valoir json ou text (reçu « ${raw.slice(0, 40)} »)`);
+}
+
 function reportEngine(raw: string | undefined): 'columnar' | 'sql' {
   if (raw === undefined || raw === '' || raw === 'columnar') return 'columnar';
   if (raw === 'sql') return 'sql';
@@ -163,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('REDIS_URL doit commencer par redis:// ou rediss://');
   }
   const dataDir = path.resolve(env.DATA_DIR || './data');
+  const demo = flag(env, 'DEMO', false);
   const secretKey = secretKeyOf(env.SECRET_KEY, databaseUrl === undefined ? dataDir : undefined);
   const config = {
     port: positiveInt(env, 'PORT', 3000, 65535),
@@ -173,9 +188,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitMax: positiveInt(env, 'RATE_LIMIT_MAX', 120),
     rateLimitWindowS: positiveInt(env, 'RATE_LIMIT_WINDOW_S', 60, 86_400),
     authFailureLimit: positiveInt(env, 'AUTH_FAILURE_LIMIT', 30),
-    demo: flag(env, 'DEMO', false),
+    demo,
     statementTimeoutMs: positiveInt(env, 'STATEMENT_TIMEOUT_MS', 30_000),
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: logFormat(env.LOG_FORMAT, demo),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     reportEngine: reportEngine(env.REPORT_ENGINE),
     reportConcurrency: nonNegativeInt(env, 'REPORT_CONCURRENCY', 0, 1000),

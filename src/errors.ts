@@ -15,46 +15,46 @@ export const ERROR_KINDS = {
   },
   INVALID_PARAMETER: {
     status: 400,
-    doc: 'A query parameter, option or form field is malformed or out of range (E1, P3–P6).',
+    doc: 'A query parameter, option or form field is malformed or out of range (dates, time zone, limit, offset…).',
     message: detail,
   },
   MISSING_METRICS: {
     status: 400,
-    doc: 'No metric was requested (P1).',
+    doc: 'No metric was requested.',
     message: fixed(
       'Paramètre metrics manquant : au moins une métrique est requise (par exemple metrics=orders,net_revenue)',
     ),
   },
   UNKNOWN_IDENTIFIERS: {
     status: 400,
-    doc: 'Unknown dimension or metric ids (P2).',
+    doc: 'Unknown dimension or metric ids.',
     message: fixed('Dimensions ou métriques inconnues'),
   },
   UNAUTHENTICATED: {
     status: 401,
-    doc: 'Missing, malformed, unknown or revoked API key (K3); no session on a web page.',
+    doc: 'Missing, malformed, unknown or revoked API key; no session on a web page.',
     message: detail,
   },
   SUBSCRIPTION_INACTIVE: {
     status: 401,
-    doc: 'The organization subscription is stopped or its trial ended (K3).',
+    doc: 'The organization subscription is stopped or its trial ended.',
     message: fixed(
       'Abonnement inactif : l’abonnement de l’organisation est arrêté ou sa période d’essai est terminée',
     ),
   },
   FORBIDDEN: {
     status: 403,
-    doc: 'A web form sent from another origin (CSRF, finding 5).',
+    doc: 'A web form sent from another origin (cross-site request forgery).',
     message: fixed('Formulaire refusé : il a été envoyé depuis un autre site.'),
   },
   NOT_FOUND: {
     status: 404,
-    doc: 'Unknown path, or unknown object named by a command or a page (E2).',
+    doc: 'Unknown path, or unknown object named by a command or a page.',
     message: detail,
   },
   METHOD_NOT_ALLOWED: {
     status: 405,
-    doc: 'The API is read-only (B2).',
+    doc: 'The API is read-only: GET, HEAD and OPTIONS only.',
     message: (method: string) => `Méthode ${method} non autorisée : l’API est en lecture seule (GET)`,
   },
   REQUEST_TIMEOUT: {
@@ -75,13 +75,13 @@ export const ERROR_KINDS = {
   },
   RATE_LIMITED: {
     status: 429,
-    doc: 'Too many requests for this key in the window (R1).',
+    doc: 'Too many requests for this key in the window.',
     message: (max: number, windowS: number, retryS: number) =>
       `Trop de requêtes : ${max} requêtes par ${windowS} s au plus pour une clé, réessayez dans ${retryS} s`,
   },
   AUTH_FAILURES_LIMITED: {
     status: 429,
-    doc: 'Too many failed authentications from this address (R2).',
+    doc: 'Too many failed authentications from this address.',
     message: (retryS: number) =>
       `Trop d’échecs d’authentification depuis cette adresse : réessayez dans ${retryS} s`,
   },
@@ -92,7 +92,7 @@ export const ERROR_KINDS = {
   },
   INTERNAL: {
     status: 500,
-    doc: 'Unexpected failure; the response carries a request id only (E2).',
+    doc: 'Unexpected failure; the response carries a request id only.',
     message: fixed('Erreur interne du serveur'),
   },
   SERVICE_BUSY: {
@@ -102,7 +102,7 @@ export const ERROR_KINDS = {
   },
   DATABASE_UNAVAILABLE: {
     status: 503,
-    doc: 'The database cannot be reached; retry later (E2).',
+    doc: 'The database cannot be reached; retry later.',
     message: fixed('Base de données momentanément indisponible, réessayez plus tard'),
   },
 } as const;

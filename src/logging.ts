@@ -3,6 +3,7 @@
 // came through (query string, header, error message, any field of any log call), it is masked
 // before the line is written.
 import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { LogFormat } from './config.js';
 
 /** Where JSON log lines go (stdout by default; tests capture them). */
 export interface LogDestination {
@@ -69,7 +70,66 @@ function requestSummary(request: FastifyRequest) {
   };
 }
 
-export function loggerOptions(level: string, destination: LogDestination): FastifyServerOptions['logger'] {
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'AVERTISSEMENT',
+  50: 'ERREUR',
+  60: 'FATAL',
+};
+
+/** The fields of a JSON log line that a short line shows. */
+interface LogEvent {
+  level?: number;
+  time?: number;
+  msg?: string;
+  /** What happened, for the events that say it in a field (`report snapshot`: built, updated…). */
+  event?: unknown;
+  req?: { method?: string; url?: string };
+  res?: { statusCode?: number };
+  err?: { message?: string };
+}
+
+/** One JSON log line as a short line for a person: time, level, message, request, error. */
+export function humanLine(json: string): string {
+  let event: LogEvent;
+  try {
+    event = JSON.parse(json) as LogEvent;
+  } catch {
+    return json;
+  }
+  const time = new Date(event.time ?? Date.now()).toISOString().slice(11, 19);
+  const parts = [time, LEVEL_NAMES[event.level ?? 30] ?? String(event.level), event.msg ?? ''];
+  if (typeof event.event === 'string') parts.push(event.event);
+  if (event.req?.method) parts.push(`${event.req.method} ${event.req.url ?? ''}`);
+  if (event.res?.statusCode) parts.push(`→ ${event.res.statusCode}`);
+  if (event.err?.message) parts.push(`: ${event.err.message}`);
+  return `${parts.join(' ')}\n`;
+}
+
+const REQUEST_LINE = /"msg":"(request completed|incoming request)"/;
+
+/**
+ * LOG_FORMAT=text (issue 30): every event as a short line, except the access lines of the
+ * requests that succeeded (info level), which would scroll the demo banner away within a minute.
+ * Failed requests are logged at error level, so they still show.
+ */
+export function humanDestination(target: LogDestination): LogDestination {
+  return {
+    write(line: string) {
+      if (line.startsWith('{"level":30') && REQUEST_LINE.test(line)) return;
+      target.write(humanLine(line));
+    },
+  };
+}
+
+export function loggerOptions(
+  level: string,
+  destination: LogDestination,
+  format: LogFormat = 'json',
+): FastifyServerOptions['logger'] {
+  const stream = redactingDestination(destination);
   return {
     level,
     // Belt and braces: these fields are masked even before the line is written.
@@ -85,6 +145,6 @@ export function loggerOptions(level: string, destination: LogDestination): Fasti
       censor: MASK,
     },
     serializers: { req: requestSummary },
-    stream: redactingDestination(destination),
+    stream: format === 'text' ? humanDestination(stream) : stream,
   };
 }

@@ -45,7 +45,7 @@ const ERROR_CODE = {
   type: 'string',
   enum: ERROR_CODES,
   description: [
-    'E3: the `code` of an error body, a stable identifier of its kind:',
+    'The `code` of an error body, a stable identifier of its kind:',
     '',
     ...ERROR_CODES.map((code) => `- \`${code}\` (${ERROR_KINDS[code].status}): ${ERROR_KINDS[code].doc}`),
   ].join('\n'),
@@ -82,7 +82,7 @@ function complete<T extends { paths?: object; components?: object }>(document: T
     const name = path.split('/').filter(Boolean).join('_');
     for (const method of REFUSED_METHODS) {
       operations[method] = {
-        summary: `B2: refused (${method.toUpperCase()})`,
+        summary: `Refused (${method.toUpperCase()})`,
         operationId: `${method}_${name}`,
         description: 'The API is read-only: any method other than GET, HEAD or OPTIONS answers 405.',
         tags: ['read-only'],
@@ -110,14 +110,14 @@ export async function openApi(app: FastifyInstance): Promise<void> {
           apiKey: {
             type: 'http',
             scheme: 'bearer',
-            description: 'K1, K3: an API key, `smk_` then 38 characters, in `Authorization: Bearer <key>`.',
+            description: 'An API key, `smk_` then 38 characters, in `Authorization: Bearer <key>`.',
           },
         },
       },
       security: [{ apiKey: [] }],
       tags: [
-        { name: 'reports', description: 'Sales metrics (sections 6–11, 14).' },
-        { name: 'read-only', description: 'B2: methods the read-only API refuses.' },
+        { name: 'reports', description: 'Sales metrics: the catalog and the table.' },
+        { name: 'read-only', description: 'Methods the read-only API refuses.' },
       ],
     },
     // Only the public API: the web application's pages and the health checks are not part of it.

@@ -80,7 +80,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       config: {
         docResponses: CATALOG_RESPONSES,
         docOperation: {
-          summary: 'G1: the dimensions and metrics, with their French labels',
+          summary: 'The dimensions and metrics, with their French labels',
           operationId: 'getCatalog',
         },
       },
@@ -109,7 +109,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       config: {
         docResponses: TABULAR_RESPONSES,
         docOperation: {
-          summary: 'The sales metrics table (sections 6, 7 and 14)',
+          summary: 'The sales metrics table',
           operationId: 'getTabularReport',
           description:
             'Metrics per combination of dimension values over a period of UTC days, sorted, with filters, weekly to yearly buckets, paging and CSV.',

@@ -40,7 +40,7 @@ const filter = (dimension: string, description: string, examples: readonly strin
     commaList(Type.String({ minLength: 1, pattern: '^[^\\u0000]+$' }), {
       minItems: 1,
       maxItems: MAX_FILTER_VALUES,
-      description: `F1: keeps the orders whose ${dimension} is one of these values (compared exactly as a row shows them).${description ? ` ${description}` : ''} Applies whether or not the dimension is requested; several filters combine with AND.`,
+      description: `Keeps the orders whose ${dimension} is one of these values (compared exactly as a row shows them).${description ? ` ${description}` : ''} Applies whether or not the dimension is requested; several filters combine with AND.`,
       examples,
     }),
   );
@@ -51,13 +51,13 @@ export const TabularParameters = Type.Object(
     metrics: commaList(Type.Enum(METRIC_IDS), {
       minItems: 1,
       description:
-        'P1, P2: metric ids, comma-separated, in the order of the answer. Blanks are trimmed, empty items and duplicates dropped. An unknown id is a 400 listing it in unknownMetrics.',
+        'Metric ids, comma-separated, in the order of the answer. Blanks are trimmed, empty items and duplicates dropped. An unknown id is a 400 listing it in unknownMetrics.',
       examples: [['orders', 'net_revenue']],
     }),
     dimensions: Type.Optional(
       commaList(Type.Enum(DIMENSION_IDS), {
         description:
-          'P1, P2: dimension ids, comma-separated; rows are sorted by them in this order (T3). None: one row of totals (T5).',
+          'Dimension ids, comma-separated; rows are sorted by them in this order, comparing values as text. None: one row of totals. An unknown id is a 400 listing it in unknownDimensions.',
         examples: [['date', 'store']],
       }),
     ),
@@ -65,14 +65,14 @@ export const TabularParameters = Type.Object(
       Type.String({
         format: 'date',
         description:
-          'P3, P4: first UTC day, YYYY-MM-DD. Default: `to` minus 30 days. Moved up to two years before `to` at most; the answer shows the day used.',
+          'First UTC day, YYYY-MM-DD (a day that exists). Default: `to` minus 30 days. Moved up to two years before `to` at most; the answer shows the day used.',
         examples: ['2026-01-01'],
       }),
     ),
     to: Type.Optional(
       Type.String({
         format: 'date',
-        description: 'P3: last UTC day, YYYY-MM-DD, included. Default: today (UTC).',
+        description: 'Last UTC day, YYYY-MM-DD, included, not before `from`. Default: today (UTC).',
         examples: ['2026-01-31'],
       }),
     ),
@@ -81,7 +81,8 @@ export const TabularParameters = Type.Object(
         minLength: 1,
         maxLength: 64,
         default: 'UTC',
-        description: 'P5: IANA time zone of the `date` dimension (never of the period, T1). Echoed as given.',
+        description:
+          'IANA time zone of the `date` dimension only: the period is always made of whole UTC days. Echoed as given.',
         examples: ['Europe/Paris'],
       }),
     ),
@@ -90,7 +91,8 @@ export const TabularParameters = Type.Object(
         minimum: 1,
         maximum: MAX_LIMIT,
         default: DEFAULT_LIMIT,
-        description: 'P6, T6: the number of rows kept; the header X-Rows-Truncated: true says rows remain.',
+        description:
+          'The number of rows kept (1 to 100000); the header X-Rows-Truncated: true says rows remain.',
       }),
     ),
     offset: Type.Optional(
@@ -99,42 +101,41 @@ export const TabularParameters = Type.Object(
         maximum: MAX_OFFSET,
         default: 0,
         description:
-          'O1: rows skipped in T3 order before `limit` applies, in decimal digits, to page through any answer. Pages are separate requests: give `from` and `to` so that they cover the same period.',
+          'Rows skipped, in the answer’s order, before `limit` applies, in decimal digits, to page through any answer. Pages are separate requests: give `from` and `to` so that they cover the same period.',
       }),
     ),
     granularity: Type.Optional(
       Type.Enum(GRANULARITIES, {
         default: 'day',
         description:
-          'G2: the `date` dimension gives the first day of the order’s day, ISO week (Monday), month, quarter or year in `timezone`. The period is unchanged: the first and last buckets may be partial.',
+          'The `date` dimension gives the first day of the order’s day, ISO week (Monday), month, quarter or year in `timezone`. The period is unchanged: the first and last buckets may be partial.',
       }),
     ),
     compare: Type.Optional(
       Type.Enum(COMPARE_MODES, {
         description:
-          'PC1: a second period, matched row by row: `previous_period` (as many days, ending the day before `from`), `previous_year` (one calendar year earlier, 29 February → 28 February) or `custom` (`compare_from` and `compare_to`). Adds `date_previous` after `date`, then `<metric>_previous` and `<metric>_change` for each metric.',
+          'A second period, matched row by row: `previous_period` (as many days, ending the day before `from`), `previous_year` (one calendar year earlier, 29 February → 28 February) or `custom` (`compare_from` and `compare_to`). Adds `date_previous` after `date`, then `<metric>_previous` and `<metric>_change` for each metric.',
       }),
     ),
     compare_from: Type.Optional(
       Type.String({
         format: 'date',
         description:
-          'PC1: with `compare=custom` only (required then): the comparison’s first UTC day (P3, P4).',
+          'With `compare=custom` only (required then): the comparison’s first UTC day, YYYY-MM-DD, moved up to two years before `compare_to` at most.',
         examples: ['2025-01-01'],
       }),
     ),
     compare_to: Type.Optional(
       Type.String({
         format: 'date',
-        description:
-          'PC1: with `compare=custom` only (required then): the comparison’s last UTC day, included.',
+        description: 'With `compare=custom` only (required then): the comparison’s last UTC day, included.',
         examples: ['2025-01-31'],
       }),
     ),
     format: Type.Optional(
       Type.Enum(FORMATS, {
         default: 'json',
-        description: 'V1: `csv` answers text/csv (as does the header Accept: text/csv). Errors stay JSON.',
+        description: '`csv` answers text/csv (as does the header Accept: text/csv). Errors stay JSON.',
       }),
     ),
     'filter.store': filter('store address', '', [['https://shop.example.com']]),
@@ -144,7 +145,7 @@ export const TabularParameters = Type.Object(
     ]),
     'filter.customer_type': filter(
       'customer type',
-      '`new`, `returning` or `anonymous`, in the period’s meaning (U3).',
+      '`new` (first order within the period), `returning` (first order before it) or `anonymous` (no usable e-mail).',
       [['new']],
     ),
     'filter.status': filter('status', 'Statuses as the store sent them.', [['completed', 'processing']]),
@@ -190,13 +191,13 @@ const integerHeader = (description: string) => Type.Integer({ minimum: 0, descri
 
 /** R1: on every authenticated answer. */
 const RATE_HEADERS = {
-  'X-RateLimit-Limit': integerHeader('R1: requests allowed per window for this key.'),
-  'X-RateLimit-Remaining': integerHeader('R1: requests left in the current window.'),
-  'X-RateLimit-Reset': integerHeader('R1: seconds until the window resets.'),
+  'X-RateLimit-Limit': integerHeader('Requests allowed per window for this key.'),
+  'X-RateLimit-Remaining': integerHeader('Requests left in the current window.'),
+  'X-RateLimit-Reset': integerHeader('Seconds until the window resets.'),
 };
 const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds after which a retry may succeed.') };
 
-const ERROR_MESSAGE = 'E1: what is wrong, in French, naming the parameter at fault and what is allowed.';
+const ERROR_MESSAGE = 'What is wrong, in French, naming the parameter at fault and what is allowed.';
 
 /** An error body (E1, E3) whose `code` is one of the kinds with this status. */
 function errorBody(status: number, extra: Record<string, TSchema> = {}, only?: readonly ErrorCode[]) {
@@ -207,7 +208,7 @@ function errorBody(status: number, extra: Record<string, TSchema> = {}, only?: r
     {
       error: Type.String({ description: ERROR_MESSAGE }),
       ...extra,
-      code: Type.Enum(codes, { description: `E3: the kind of error: ${codes.join(', ')}.` }),
+      code: Type.Enum(codes, { description: `The kind of error, a stable identifier: ${codes.join(', ')}.` }),
     },
     { additionalProperties: false },
   );
@@ -224,7 +225,7 @@ function errorResponse(
   return { description, content: json(errorBody(status, extra, only)) };
 }
 
-const requestId = { requestId: Type.String({ description: 'E2: quote it when reporting the failure.' }) };
+const requestId = { requestId: Type.String({ description: 'Quote it when reporting the failure.' }) };
 
 /** 4xx and 5xx answers common to the operations that need a key. */
 const KEYED_ERRORS = {
@@ -233,21 +234,21 @@ const KEYED_ERRORS = {
   401: {
     ...errorResponse(
       401,
-      'K3: missing, malformed, unknown or revoked key (`UNAUTHENTICATED`), or an inactive subscription (`SUBSCRIPTION_INACTIVE`).',
+      'Missing, malformed, unknown or revoked key (`UNAUTHENTICATED`), or an inactive subscription (`SUBSCRIPTION_INACTIVE`).',
     ),
   },
   429: {
     ...errorResponse(
       429,
-      'R1: too many requests for this key (`RATE_LIMITED`, with X-RateLimit-*), or R2: too many failed authentications from this address (`AUTH_FAILURES_LIMITED`).',
+      'Too many requests for this key (`RATE_LIMITED`, with X-RateLimit-*), or too many failed authentications from this address (`AUTH_FAILURES_LIMITED`).',
     ),
     headers: { ...RETRY_AFTER, ...RATE_HEADERS },
   },
-  500: errorResponse(500, 'E2: unexpected failure; no internal detail.', requestId),
+  500: errorResponse(500, 'Unexpected failure; no internal detail, a request id to quote.', requestId),
   503: {
     ...errorResponse(
       503,
-      'E2: database unreachable (`DATABASE_UNAVAILABLE`), or too much work at once (`SERVICE_BUSY`): nothing was done, retry after Retry-After.',
+      'Database unreachable (`DATABASE_UNAVAILABLE`), or too much work at once (`SERVICE_BUSY`): nothing was done, retry after Retry-After.',
       { requestId: Type.Optional(requestId.requestId) },
     ),
     headers: RETRY_AFTER,
@@ -267,7 +268,10 @@ const metricValues = Object.fromEntries(
 const nullable = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Null()]));
 const comparedValues = {
   date_previous: nullable(
-    Type.String({ format: 'date', description: 'PC1: the first day of the k-th comparison bucket.' }),
+    Type.String({
+      format: 'date',
+      description: 'The first day of the comparison bucket matched with this row’s `date`.',
+    }),
   ),
   ...Object.fromEntries(
     METRICS.flatMap((m) => [
@@ -276,7 +280,8 @@ const comparedValues = {
         `${m.id}_change`,
         nullable(
           Type.Number({
-            description: 'PC1: (value − previous) / previous × 100, to one decimal; null when previous is 0.',
+            description:
+              '(value − previous) / previous × 100, to one decimal; null when previous is 0 or null.',
           }),
         ),
       ],
@@ -288,17 +293,19 @@ export const TabularBody = Type.Object(
   {
     dimensions: Type.Array(Type.Enum(DIMENSION_IDS)),
     metrics: Type.Array(Type.Enum(METRIC_IDS)),
-    from: Type.String({ format: 'date', description: 'The first day used (after P4).' }),
+    from: Type.String({ format: 'date', description: 'The first day used (after the two-year cap).' }),
     to: Type.String({ format: 'date' }),
     timezone: Type.String(),
-    granularity: Type.Optional(Type.Enum(GRANULARITIES, { description: 'G2, when not `day`.' })),
+    granularity: Type.Optional(
+      Type.Enum(GRANULARITIES, { description: 'The `granularity` used, when not `day`.' }),
+    ),
     filters: Type.Optional(
       Type.Object(
         Object.fromEntries(FILTER_DIMENSIONS.map((d) => [d, Type.Optional(Type.Array(Type.String()))])),
-        { additionalProperties: false, description: 'F1, the filters applied, when any.' },
+        { additionalProperties: false, description: 'The filters applied, when any.' },
       ),
     ),
-    offset: Type.Optional(Type.Integer({ minimum: 1, description: 'O1, when not 0.' })),
+    offset: Type.Optional(Type.Integer({ minimum: 1, description: 'The `offset` used, when not 0.' })),
     compare: Type.Optional(
       Type.Object(
         {
@@ -308,7 +315,7 @@ export const TabularBody = Type.Object(
         },
         {
           additionalProperties: false,
-          description: 'PC1: the comparison period used, when `compare` is given.',
+          description: 'The comparison period used, when `compare` is given.',
         },
       ),
     ),
@@ -318,7 +325,7 @@ export const TabularBody = Type.Object(
         {
           additionalProperties: false,
           description:
-            'T2: the dimension ids then the metric ids, in request order. Amounts in the currency, rounded to the cent (M1). PC1: `date_previous` right after `date`, then `<metric>_previous` and `<metric>_change` for each metric.',
+            'The dimension ids then the metric ids, in request order. Amounts in the organization’s currency, rounded once to the cent. With `compare`: `date_previous` right after `date`, then `<metric>_previous` and `<metric>_change` for each metric.',
         },
       ),
     ),
@@ -337,26 +344,28 @@ export const CatalogBody = Type.Object(
 );
 
 const CACHE_CONTROL = {
-  'Cache-Control': Type.String({ description: 'C1: private, max-age=60.' }),
+  'Cache-Control': Type.String({
+    description: 'private, max-age=60: an answer may be served from the cache for 60 s.',
+  }),
 };
 
 export const TABULAR_RESPONSES = {
   200: {
-    description: 'The table (section 7): JSON by default, CSV under V1.',
+    description: 'The table: JSON by default, CSV with `format=csv` or Accept: text/csv.',
     headers: {
       ...RATE_HEADERS,
       ...CACHE_CONTROL,
       'X-Rows-Truncated': Type.Enum(['true'], {
-        description: 'T6, O1: present when rows remain after `offset` + `limit`.',
+        description: 'Present when rows remain after `offset` + `limit`.',
       }),
-      Vary: Type.String({ description: 'V1: Accept (the answer depends on it).' }),
+      Vary: Type.String({ description: 'Accept (the answer depends on it).' }),
     },
     content: {
       ...json(TabularBody),
       'text/csv': {
         schema: Type.String({
           description:
-            'V1, RFC 4180: a header line of the ids, then the same rows and values as the JSON answer; a text cell beginning with =, +, -, @, tab or CR starts with a quote.',
+            'RFC 4180: a header line of the ids, then the same rows and values as the JSON answer; a text cell beginning with =, +, -, @, tab or CR starts with a quote.',
           examples: ['date,orders,net_revenue\r\n2026-01-01,12,1042.5\r\n'],
         }),
       },
@@ -365,10 +374,14 @@ export const TABULAR_RESPONSES = {
   400: {
     ...errorResponse(
       400,
-      'P1–P6, F1, G2, O1, V1: a parameter is malformed or out of range (`INVALID_PARAMETER`), no metric is asked (`MISSING_METRICS`), or ids are unknown (`UNKNOWN_IDENTIFIERS`, with both lists).',
+      'A parameter is malformed or out of range (`INVALID_PARAMETER`), no metric is asked (`MISSING_METRICS`), or ids are unknown (`UNKNOWN_IDENTIFIERS`, with both lists).',
       {
-        unknownDimensions: Type.Optional(Type.Array(Type.String(), { description: 'P2, F1.' })),
-        unknownMetrics: Type.Optional(Type.Array(Type.String(), { description: 'P2.' })),
+        unknownDimensions: Type.Optional(
+          Type.Array(Type.String(), {
+            description: 'Unknown dimension ids, in `dimensions` or in a `filter.` name.',
+          }),
+        ),
+        unknownMetrics: Type.Optional(Type.Array(Type.String(), { description: 'Unknown metric ids.' })),
       },
     ),
     headers: RATE_HEADERS,
@@ -378,7 +391,7 @@ export const TABULAR_RESPONSES = {
 
 export const CATALOG_RESPONSES = {
   200: {
-    description: 'G1: the catalog, in the reference’s order, with its French labels.',
+    description: 'The catalog: every dimension and metric with its French label and type.',
     headers: { ...RATE_HEADERS, ...CACHE_CONTROL },
     content: json(CatalogBody),
   },
@@ -393,7 +406,7 @@ export const CATALOG_RESPONSES = {
  * form: a header is an object with its schema.
  */
 export const METHOD_NOT_ALLOWED_RESPONSE = {
-  ...errorResponse(405, 'B2: the API is read-only.'),
-  headers: { Allow: { schema: Type.String(), description: 'B2: GET, HEAD, OPTIONS.' } },
+  ...errorResponse(405, 'The API is read-only.'),
+  headers: { Allow: { schema: Type.String(), description: 'GET, HEAD, OPTIONS.' } },
 };
 export const NOT_FOUND_BODY = errorBody(404);

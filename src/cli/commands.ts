@@ -10,9 +10,17 @@ import {
   setSubscription,
   updateReportSettings,
 } from '../domain/organizations.js';
-import { addUserToOrganization } from '../domain/users.js';
+import { addUserToOrganization, resetUserPassword } from '../domain/users.js';
 import { importOrderFile, refusalMessage, type ImportResult } from '../ingest/import.js';
-import { list, readStdin, required, text, withDatabase, type Command } from './command-tools.js';
+import {
+  list,
+  readStdin,
+  required,
+  text,
+  withDatabase,
+  type Command,
+  type CommandContext,
+} from './command-tools.js';
 import { STORE_COMMANDS } from './store-commands.js';
 
 export type { CommandContext } from './command-tools.js';
@@ -23,6 +31,20 @@ function settingsText(settings: ReportSettings): string {
 
 function importSummary(r: { imported: number; updated: number; rejected: number }): string {
   return `${r.imported} commandes importées, ${r.updated} remplacées, ${r.rejected} lignes refusées`;
+}
+
+/**
+ * A password is read on standard input only: in the arguments it would be seen by every user of
+ * the machine (ps, /proc) and kept in the shell's history. One trailing line end is the shell's.
+ */
+async function passwordFromStdin(context: CommandContext): Promise<string> {
+  if (context.values['password-stdin'] !== true) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      'le mot de passe se donne sur l’entrée standard : ajoutez --password-stdin',
+    );
+  }
+  return (await readStdin()).replace(/\r?\n$/, '');
 }
 
 export const COMMANDS: Record<string, Command> = {
@@ -189,13 +211,7 @@ export const COMMANDS: Record<string, Command> = {
   'user create': {
     options: { org: text, email: text, 'password-stdin': { type: 'boolean' } },
     run: async (context) => {
-      if (context.values['password-stdin'] !== true) {
-        throw new AppError(
-          'INVALID_PARAMETER',
-          'le mot de passe se donne sur l’entrée standard : ajoutez --password-stdin',
-        );
-      }
-      const password = (await readStdin()).replace(/\r?\n$/, '');
+      const password = await passwordFromStdin(context);
       return withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
         const email = required(context, 'email');
@@ -205,6 +221,22 @@ export const COMMANDS: Record<string, Command> = {
           created
             ? `Utilisateur créé : ${email}`
             : `Utilisateur existant ajouté à ${org.slug} (mot de passe inchangé)`,
+        );
+        return 0;
+      });
+    },
+  },
+  'user password': {
+    options: { org: text, email: text, 'password-stdin': { type: 'boolean' } },
+    run: async (context) => {
+      const password = await passwordFromStdin(context);
+      return withDatabase(context, async (db) => {
+        const org = await findOrganization(db, required(context, 'org'));
+        const email = required(context, 'email').toLowerCase();
+        const { sessionsEnded } = await resetUserPassword(db, org.id, email, password);
+        context.print(
+          { email, sessionsEnded },
+          `Mot de passe de ${email} changé ; ${sessionsEnded} session(s) fermée(s)`,
         );
         return 0;
       });

@@ -23,7 +23,9 @@ const USAGE = `Usage : sales-metrics <commande> [options] [--json]
   settings set --org SLUG [--excluded-statuses a,b] [--deductions refunds,taxes,shipping,fees]
   settings show --org SLUG
   subscription set --org SLUG --state trialing|active|stopped [--trial-ends AAAA-MM-JJ]
-  user create --org SLUG --email E --password-stdin
+  user create --org SLUG --email E --password-stdin  donne accès à l’application web (mot de passe sur l’entrée standard)
+  user password --org SLUG --email E --password-stdin
+                                                     change le mot de passe et ferme les sessions de l’utilisateur
 
 Configuration : variables d’environnement (DATABASE_URL, DATA_DIR…), voir docs/operations.md.`;
 

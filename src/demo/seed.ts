@@ -63,8 +63,11 @@ export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): voi
   } else {
     lines.push(
       ``,
-      `Démo déjà présente (organisation « ${demo.slug} ») : sa clé n’est plus affichable.`,
+      `Démo déjà présente (organisation « ${demo.slug} ») : sa clé et le mot de passe de`,
+      `sa connexion (${DEMO_EMAIL}) ne sont plus affichables.`,
       `Nouvelle clé : npx sales-metrics key create --org ${demo.slug} --name "Ma clé"`,
+      `Nouveau mot de passe (10 caractères au moins, tapé sans écho) :`,
+      `  read -rs MDP && printf '%s' "$MDP" | npx sales-metrics user password --org ${demo.slug} --email ${DEMO_EMAIL} --password-stdin`,
     );
   }
   out.write(`${lines.join('\n')}\n\n`);

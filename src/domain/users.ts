@@ -58,3 +58,36 @@ export async function addUserToOrganization(
     return { userId: String(existing.id), created: inserted.length > 0 };
   });
 }
+
+/**
+ * Gives a member of the organization a new password (the operator's `user password`, issue 30:
+ * the demo login's password is shown once, like its key). Every session of that person ends in
+ * the same transaction: whoever held the old password, or a browser left signed in with it, is
+ * signed out at their next request. Returns how many sessions ended.
+ */
+export async function resetUserPassword(
+  db: Database,
+  organizationId: string,
+  email: string,
+  password: string,
+): Promise<{ sessionsEnded: number }> {
+  const checked = checkEmail(email);
+  if ('error' in checked)
+    throw new AppError('INVALID_PARAMETER', `${checked.error} (« ${email.slice(0, 80)} »)`);
+  const problem = passwordProblem(password);
+  if (problem) throw new AppError('INVALID_PARAMETER', `Mot de passe refusé : ${problem}`);
+  const passwordHash = await hashPassword(password);
+  return db.transaction(async (tx) => {
+    // Only a member of this organization: an operator of one organization resets no one else.
+    const updated = await tx.query<{ id: string }>(
+      `UPDATE users u SET password_hash = $3 FROM memberships m
+       WHERE u.email = $2 AND m.user_id = u.id AND m.organization_id = $1 RETURNING u.id`,
+      [organizationId, checked.email, passwordHash],
+    );
+    const user = updated[0];
+    if (!user)
+      throw new AppError('NOT_FOUND', `Aucun utilisateur « ${checked.email} » dans cette organisation`);
+    const ended = await tx.query('DELETE FROM sessions WHERE user_id = $1 RETURNING id', [user.id]);
+    return { sessionsEnded: ended.length };
+  });
+}

@@ -187,6 +187,11 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
           status, items, total…). Une ligne invalide refuse tout le fichier, sauf si vous cochez la case ; une
           commande déjà importée est remplacée.
         </p>
+        <p class="muted">
+          Exemples : <a href="/import/examples/orders-example.csv" download>CSV</a>,
+          <a href="/import/examples/orders-example.ndjson" download>NDJSON</a> (tous les champs :
+          docs/import-format.md).
+        </p>
         <label for="skip"
           ><input id="skip" name="skip_invalid" type="checkbox" value="1" /> Importer les lignes valides et
           lister les autres</label

@@ -8,6 +8,9 @@ import { chromiumAvailable, launchBrowser } from '../helpers/browser.js';
 import { describeOn } from '../helpers/database.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
+/** A rule id of the contract (docs/rules.md): S1, U3, PC1, L10… as a word of its own. */
+const RULE_ID = /\b(?:PC1|L10|[SUMPTKCRBEGXIFODVL][1-9])\b/g;
+
 describeOn('embedded', 'API reference page', () => {
   let service: TestService;
   let browser: Browser;
@@ -38,6 +41,15 @@ describeOn('embedded', 'API reference page', () => {
       schemes.map(({ type, scheme }) => ({ type, scheme })),
       [{ type: 'http', scheme: 'bearer' }],
     );
+  });
+
+  test('issue 30: the OpenAPI document names no rule id of the contract: its reader has only the service', async () => {
+    const document = await (await fetch(`${service.baseUrl}/api/openapi.json`)).text();
+    const ruleIds = [...document.matchAll(RULE_ID)].map(([id]) => id);
+    assert.deepEqual(ruleIds, [], 'rule ids (K3, PC1…) in the texts of /api/openapi.json and /api/docs');
+    assert.doesNotMatch(document, /\bsections? \d/i, 'no section number of the contract either');
+    // The check itself: it sees an id in a sentence and leaves dates, error codes and words alone.
+    assert.deepEqual([...'P1, P2: ids; PC1 (T3). L10 2026-03-01T23:30 B2B K3s'.matchAll(RULE_ID)].length, 5);
   });
 
   test('D1: /api/docs renders both operations in Chromium, from this origin only, with no CSP refusal', async () => {

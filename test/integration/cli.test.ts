@@ -10,6 +10,7 @@ import {
   type FreshServer,
   type ServerProcess,
 } from '../helpers/processes.js';
+import { Client } from '../helpers/web-client.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/cli/', import.meta.url));
 
@@ -199,6 +200,32 @@ describe('sales-metrics command while the server runs (X1)', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), { email: 'ops@example.com', created: true });
     assert.ok(!(result.stdout + result.stderr).includes('s3cret-passphrase'));
+  });
+
+  test('issue 30: user password resets a login from standard input and ends its sessions', async () => {
+    const browser = new Client(server.baseUrl);
+    assert.equal((await browser.login('ops@example.com', 's3cret-passphrase')).status, 303);
+    assert.equal((await browser.get('/reports/revenue')).status, 200, 'signed in before the reset');
+    const reset = (email: string, stdin: string, ...more: string[]) =>
+      runCli(['user', 'password', '--org', 'epicerie-fine', '--email', email, ...more, '--json'], env, stdin);
+    const refused = await reset('ops@example.com', 'new passphrase 30\n');
+    assert.notEqual(refused.code, 0, 'the password is never taken from anything but stdin');
+    assert.match(refused.stderr, /--password-stdin/);
+    assert.notEqual((await reset('nobody@example.com', 'new passphrase 30\n', '--password-stdin')).code, 0);
+    const result = await reset('OPS@example.com', 'new passphrase 30\n', '--password-stdin');
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), { email: 'ops@example.com', sessionsEnded: 1 });
+    assert.ok(!(result.stdout + result.stderr).includes('new passphrase 30'));
+    const after = await browser.get('/reports/revenue');
+    assert.equal(after.headers.get('location')?.startsWith('/login'), true, 'the old session ended');
+    const again = new Client(server.baseUrl);
+    assert.equal(
+      (await again.login('ops@example.com', 's3cret-passphrase')).status,
+      401,
+      'old password refused',
+    );
+    assert.equal((await again.login('ops@example.com', 'new passphrase 30')).status, 303);
+    assert.equal((await again.get('/reports/revenue')).status, 200, 'signed in with the new password');
   });
 
   test('errors: unknown organization, unknown command, missing option → non-zero with a message', async () => {

@@ -134,7 +134,11 @@ describe('finding 9: no key reaches a log line', () => {
     'finding 9: the demo key and password go to the terminal (stderr), not into the JSON logs on stdout',
     async () => {
       const { config, drop } = await freshConfig();
-      const server = await startServer({ DATA_DIR: config.dataDir, DEMO: '1', LOG_LEVEL: 'info' }, 300_000);
+      const server = await startServer(
+        // LOG_FORMAT: DEMO=1 alone logs short text lines for a terminal (issue 30).
+        { DATA_DIR: config.dataDir, DEMO: '1', LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+        300_000,
+      );
       try {
         const output = server.output();
         const key = /Clé API de démo[^:]*: (smk_\w+)/.exec(output)?.[1];

@@ -1,5 +1,5 @@
 // Issue 22, docs that cannot rot: every relative link and #anchor of README.md and docs/*.md
-// resolves. The checker is remark-validate-links (GitHub's heading slugs, offline), run through
+// resolves; issue 30: and none leaves the repository (scripts/remark-links-stay-inside.js). The checker is remark-validate-links (GitHub's heading slugs, offline), run through
 // remark-cli with the project's .remarkrc.json, as a reader's `npx remark` would run it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,6 +42,50 @@ test('issue 22: the link check fails on a missing file and a missing heading', a
     assert.match(report, /not-here/);
     assert.match(report, /nowhere/);
     assert.doesNotMatch(report, /#here\b/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('issue 30: the link check refuses links that leave the repository, the old README’s contract link included', async () => {
+  // Outside the repository, beside it, a file that exists: remark-validate-links alone accepts the
+  // link to it, which a fresh clone would not have (the README's `../shared/SPEC.md`).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-docs-outside-'));
+  const repo = path.join(dir, 'repo');
+  try {
+    fs.mkdirSync(path.join(dir, 'shared'));
+    fs.mkdirSync(path.join(repo, 'docs'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'shared/SPEC.md'), '# Contract\n');
+    fs.writeFileSync(
+      path.join(repo, 'README.md'),
+      '# Readme\n\nThe contract is [`../shared/SPEC.md`](../shared/SPEC.md).\n',
+    );
+    const old = await remark(repo, ['README.md']);
+    assert.notEqual(old.code, 0, 'the old README is refused');
+    assert.match(old.report, /`\.\.\/shared\/SPEC\.md` leaves the repository/);
+    fs.writeFileSync(
+      path.join(repo, 'docs/page.md'),
+      [
+        '# Page',
+        '',
+        '[inside](../README.md), [anchor](#page), [up](../../shared/SPEC.md), [absolute](/etc/hosts),',
+        '[site](https://example.com/x), [mail](mailto:ops@example.com), ![image](http://example.com/a.png)',
+        '',
+        '[ref]: //example.com/ref',
+        '',
+      ].join('\n'),
+    );
+    const { code, report } = await remark(repo, ['docs/page.md']);
+    assert.notEqual(code, 0);
+    const refused = [...report.matchAll(/Link to `([^`]+)` leaves the repository/g)].map(([, url]) => url);
+    assert.deepEqual(refused.sort(), [
+      '../../shared/SPEC.md',
+      '//example.com/ref',
+      '/etc/hosts',
+      'http://example.com/a.png',
+      'https://example.com/x',
+      'mailto:ops@example.com',
+    ]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
