@@ -113,12 +113,16 @@ export interface FreshServer {
   stop(): Promise<number | null>;
 }
 
-/** `sales-metrics serve` on a fresh database of the run's engine (embedded or PostgreSQL). */
+/**
+ * `sales-metrics serve` on a fresh database of the run's engine (embedded or PostgreSQL), holding
+ * no data; already migrated when the run has a template (test/helpers/database.ts), which the
+ * server's own migrate() then finds complete.
+ */
 export async function startServerOnFreshDatabase(
   serverEnv: Record<string, string> = {},
 ): Promise<FreshServer> {
-  const { freshConfig } = await import('./database.js');
-  const fresh = await freshConfig();
+  const { migratedConfig } = await import('./database.js');
+  const fresh = await migratedConfig();
   const env: Record<string, string> = fresh.config.databaseUrl
     ? { DATABASE_URL: fresh.config.databaseUrl, SECRET_KEY: fresh.config.secretKey.toString('hex') }
     : { DATA_DIR: fresh.config.dataDir };
