@@ -33,11 +33,35 @@ export interface TestDatabase {
 }
 
 /** Configuration for a fresh empty database; env overrides the rest of the configuration. */
-export async function freshConfig(
-  env: Record<string, string> = {},
-): Promise<{ config: Config; drop(): Promise<void> }> {
+export function freshConfig(env: Record<string, string> = {}): Promise<FreshDatabase> {
+  return newDatabase(env, false);
+}
+
+/** Like freshConfig, its database already migrated (a copy of the run's template when there is one). */
+export function migratedConfig(env: Record<string, string> = {}): Promise<FreshDatabase> {
+  return newDatabase(env, true);
+}
+
+interface FreshDatabase {
+  config: Config;
+  drop(): Promise<void>;
+}
+
+/**
+ * A migrated database to copy instead of building and migrating each new one, which costs seconds
+ * (PGlite's initdb above all): scripts/test.js makes one per run with makeTemplate(). The copy is
+ * byte for byte what migrate() made from an empty database; without the variables, as under
+ * `node --test FILE`, each database is built and migrated from scratch.
+ */
+const TEMPLATE_DATA_DIR = 'TEST_TEMPLATE_DATA_DIR'; // embedded: a closed DATA_DIR
+const TEMPLATE_DATABASE = 'TEST_TEMPLATE_DATABASE'; // PostgreSQL: a database nobody is connected to
+
+async function newDatabase(env: Record<string, string>, migrated: boolean): Promise<FreshDatabase> {
   if (engine === 'embedded') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-test-'));
+    const template = migrated ? process.env[TEMPLATE_DATA_DIR] : undefined;
+    // pgdata alone: secret.key is still made on first use, one per database as before.
+    if (template) fs.cpSync(path.join(template, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
     return {
       config: loadConfig({ DATA_DIR: dir, ...env }),
       drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
@@ -45,27 +69,35 @@ export async function freshConfig(
   }
   const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `sm_test_${crypto.randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+  const template = migrated ? process.env[TEMPLATE_DATABASE] : undefined;
+  await onServer(adminUrl, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   return {
-    config: loadConfig({ DATABASE_URL: url.toString(), SECRET_KEY: TEST_SECRET_KEY, ...env }),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
+    config: loadConfig({ DATABASE_URL: databaseUrl(adminUrl, name), SECRET_KEY: TEST_SECRET_KEY, ...env }),
+    drop: () => onServer(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
 
+async function onServer(adminUrl: string, sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** A fresh database with every migration applied (a copy of the run's template when there is one). */
 export async function openTestDatabase(env: Record<string, string> = {}): Promise<TestDatabase> {
-  const { config, drop } = await freshConfig(env);
+  const { config, drop } = await migratedConfig(env);
   const db = await openDatabase(config, { role: 'server' });
-  await migrate(db);
+  await migrate(db); // on a copy of the template, finds nothing left to apply
   return {
     config,
     db,
@@ -73,6 +105,36 @@ export async function openTestDatabase(env: Record<string, string> = {}): Promis
       await db.close();
       await drop();
     },
+  };
+}
+
+/**
+ * Makes the run's template on `on`'s engine (for PostgreSQL, on the server at adminUrl): the
+ * variables that point the test files at it, and its removal.
+ */
+export async function makeTemplate(
+  on: typeof engine,
+  adminUrl = '',
+): Promise<{ env: Record<string, string>; remove(): Promise<void> }> {
+  if (on === 'embedded') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-template-'));
+    const db = await openDatabase(loadConfig({ DATA_DIR: dir }), { role: 'server' });
+    await migrate(db);
+    await db.close();
+    return {
+      env: { [TEMPLATE_DATA_DIR]: dir },
+      remove: async () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const name = `sm_template_${crypto.randomBytes(6).toString('hex')}`;
+  await onServer(adminUrl, `CREATE DATABASE ${name}`);
+  const config = loadConfig({ DATABASE_URL: databaseUrl(adminUrl, name), SECRET_KEY: TEST_SECRET_KEY });
+  const db = await openDatabase(config, { role: 'server' });
+  await migrate(db);
+  await db.close();
+  return {
+    env: { [TEMPLATE_DATABASE]: name },
+    remove: () => onServer(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
 

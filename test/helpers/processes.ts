@@ -67,7 +67,25 @@ export async function startServer(
   timeoutMs = 120_000,
   nodeArgs: readonly string[] = [],
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  // The free port is free when asked for, not always when the server binds it: a test file
+  // running beside this one may take it in between. The server then exits at once; try another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnPort(await freePort(), env, timeoutMs, nodeArgs);
+    } catch (error) {
+      if (attempt === 3 || !(error instanceof PortTaken)) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startServerOnPort(
+  port: number,
+  env: Record<string, string>,
+  timeoutMs: number,
+  nodeArgs: readonly string[],
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
     env: { ...process.env, DEMO: '0', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     cwd: ROOT,
@@ -80,7 +98,10 @@ export async function startServer(
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const started = Date.now();
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
+    if (child.exitCode !== null) {
+      if (output.includes('EADDRINUSE')) throw new PortTaken(`port ${port} taken: ${output}`);
+      throw new Error(`server exited: ${output}`);
+    }
     try {
       await fetch(`${baseUrl}/api/reports/catalog`);
       break;
@@ -113,12 +134,16 @@ export interface FreshServer {
   stop(): Promise<number | null>;
 }
 
-/** `sales-metrics serve` on a fresh database of the run's engine (embedded or PostgreSQL). */
+/**
+ * `sales-metrics serve` on a fresh database of the run's engine (embedded or PostgreSQL), holding
+ * no data; already migrated when the run has a template (test/helpers/database.ts), which the
+ * server's own migrate() then finds complete.
+ */
 export async function startServerOnFreshDatabase(
   serverEnv: Record<string, string> = {},
 ): Promise<FreshServer> {
-  const { freshConfig } = await import('./database.js');
-  const fresh = await freshConfig();
+  const { migratedConfig } = await import('./database.js');
+  const fresh = await migratedConfig();
   const env: Record<string, string> = fresh.config.databaseUrl
     ? { DATABASE_URL: fresh.config.databaseUrl, SECRET_KEY: fresh.config.secretKey.toString('hex') }
     : { DATA_DIR: fresh.config.dataDir };
