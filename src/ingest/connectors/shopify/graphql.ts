@@ -101,6 +101,11 @@ export class ShopifyGraphql {
     private readonly retry: RetryPolicy,
   ) {}
 
+  /** The shop's host (names what this client reads, never sent anywhere). */
+  get host(): string {
+    return this.url.host;
+  }
+
   /** Points the bucket holds now, by the last answer and the time since. */
   private availableNow(): number {
     const b = this.bucket;
