@@ -485,6 +485,7 @@ export class FakeShopify {
   readonly #sockets = new Set<Socket>();
   #faults: Fault[] = [];
   #slowMs = 0;
+  #slowNext = { count: 0, ms: 0 };
   #nextId = 5_000_000_000;
   readonly #bulks: FakeBulk[] = [];
   /**
@@ -552,6 +553,10 @@ export class FakeShopify {
   /** Every answer waits this long first. */
   slowDown(ms: number): void {
     this.#slowMs = ms;
+  }
+  /** The next `count` answers (any request) wait `ms` first. */
+  slowNext(count: number, ms: number): void {
+    this.#slowNext = { count, ms };
   }
   /**
    * The next `count` bulkOperationRunQuery mutations start their operation at once but answer
@@ -766,7 +771,8 @@ export class FakeShopify {
     const body = Buffer.concat(chunks).toString('utf8');
     const path = (req.url ?? '/').split('?')[0]!;
     this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-    if (this.#slowMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#slowMs));
+    const slowMs = this.#slowNext.count > 0 ? (this.#slowNext.count--, this.#slowNext.ms) : this.#slowMs;
+    if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
     const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, {
         'content-type': 'application/json; charset=utf-8',
@@ -776,12 +782,7 @@ export class FakeShopify {
       res.end(typeof value === 'string' ? value : JSON.stringify(value));
     };
     if (req.method === 'POST' && path === '/admin/oauth/access_token') return this.#grant(body, req, send);
-    const file = /^\/bulk\/(\d+)\.jsonl$/.exec(path);
-    if (req.method === 'GET' && file) return this.#serveBulk(file[1]!, req, res);
-    const graphql = /^\/admin\/api\/(\d{4}-\d\d|unstable)\/graphql\.json$/.exec(path);
-    if (!graphql) return send(404, { errors: 'Not Found' });
-    this.#version = graphql[1]!;
-    if (req.method !== 'POST') return send(405, { errors: 'Method Not Allowed' });
+    // Faults answer any request, a bulk file's included (its storage service fails too).
     const fault = this.#faults[0];
     if (fault) {
       if (--fault.count <= 0) this.#faults.shift();
@@ -791,6 +792,12 @@ export class FakeShopify {
         fault.retryAfter ? { 'retry-after': fault.retryAfter } : {},
       );
     }
+    const file = /^\/bulk\/(\d+)\.jsonl$/.exec(path);
+    if (req.method === 'GET' && file) return this.#serveBulk(file[1]!, req, res);
+    const graphql = /^\/admin\/api\/(\d{4}-\d\d|unstable)\/graphql\.json$/.exec(path);
+    if (!graphql) return send(404, { errors: 'Not Found' });
+    this.#version = graphql[1]!;
+    if (req.method !== 'POST') return send(405, { errors: 'Method Not Allowed' });
     const token = req.headers['x-shopify-access-token'];
     if (!this.#valid(typeof token === 'string' ? token : '')) {
       this.unauthorized++;
@@ -850,6 +857,11 @@ export class FakeShopify {
   /** Whether the `n`-th bulk operation's file has its children right after their parent (the fake's own view). */
   bulkFileGrouped(n: number): boolean | undefined {
     return this.#bulks[n - 1]?.grouped;
+  }
+
+  /** The size in bytes of the `n`-th bulk operation's file (the fake's own view). */
+  bulkFileBytes(n: number): number | undefined {
+    return this.#bulks[n - 1]?.file.length;
   }
 
   /** Bulk operations started (the fake's own count). */
