@@ -176,7 +176,9 @@ for (const platform of platforms) {
         lastShown = connection.orders;
         lastState = `${connection.orders} ${connection.failures}`;
         const at = ((performance.now() - begun) / 1000).toFixed(1);
-        const next = connection.nextSyncAt ? Math.round((connection.nextSyncAt.getTime() - Date.now()) / 1000) : '-';
+        const next = connection.nextSyncAt
+          ? Math.round((connection.nextSyncAt.getTime() - Date.now()) / 1000)
+          : '-';
         process.stderr.write(
           `  ${at} s ${platform} ${connection.orders} / ${orders} commandes, échecs ${connection.failures}, prochaine passe dans ${next} s${connection.lastError ? ` (${connection.lastError})` : ''}\n`,
         );
