@@ -7,9 +7,10 @@
 // Shopify is measured twice: its history by one bulk operation (the default), then page by page
 // (`shopify-pages`: the stand-in refuses the bulk query, as when one is already running).
 // `shopify-faults` (issue 26 item 3): Shopify by bulk operation twice in the same run, without
-// faults then with a few (once the file is being read: a 429 with Retry-After 1, two 500s, six
-// answers 1.5 s late), for orders a second with and without faults; a line a second on stderr
-// says where the backfill is (orders, failures, the next try) to see where the time goes.
+// faults then with a few (once the file is being read: a 429 with Retry-After 1, two 500s and
+// four answers past the client's 5 s timeout: one request fails four times, so does its pass),
+// for orders a second with and without faults; a line on stderr at each change says where the
+// backfill is (orders, failures, the next try) to see where the time goes.
 // Usage: npm run build && node dist/bench/store-sync.js [orders≈20000] [store latency ms per request]
 //   [woocommerce|shopify|shopify-pages|shopify-faults|both (default: the first three)]
 // PostgreSQL: DATABASE_URL=postgres://… node dist/bench/store-sync.js 5000 0 both
@@ -50,6 +51,7 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
   STORE_ALLOW_PRIVATE: '1',
   STORE_SYNC_POLL_MS: '100',
+  STORE_HTTP_TIMEOUT_MS: '5000',
 });
 const certificate = await FakeWooCommerce.generateCertificate();
 const db = await openDatabase(config, { role: 'server' });
@@ -99,14 +101,18 @@ async function measure(work: () => Promise<unknown>) {
 
 const idle = await measure(() => new Promise((resolve) => setTimeout(resolve, 2000)));
 
-/** A 429, two 500s and six slow answers, once the bulk file's second slice is asked for. */
+/**
+ * Once the bulk file's second slice is asked for: a 429 (Retry-After 1), two 500s, and four
+ * answers slower than the client's timeout (STORE_HTTP_TIMEOUT_MS, 5 s here), the first three
+ * carrying the 429 and the 500s: one request's four attempts all fail, so its pass fails.
+ */
 function faultsOnceReading(shop: FakeShopify) {
   const timer = setInterval(() => {
     if (shop.bulkDownloads.length < 2) return;
     clearInterval(timer);
     shop.failNext(1, 429, '1');
     shop.failNext(2, 500);
-    shop.slowNext(6, 1_500);
+    shop.slowNext(4, 6_000);
   }, 20);
   return () => clearInterval(timer);
 }
