@@ -6,8 +6,13 @@
 // the /healthz latency during the backfill against the same figures idle, and RSS.
 // Shopify is measured twice: its history by one bulk operation (the default), then page by page
 // (`shopify-pages`: the stand-in refuses the bulk query, as when one is already running).
+// `shopify-faults` (issue 26 item 3): Shopify by bulk operation twice in the same run, without
+// faults then with a few (once the file is being read: a 429 with Retry-After 1, two 500s and
+// four answers past the client's 5 s timeout: one request fails four times, so does its pass),
+// for orders a second with and without faults; a line on stderr at each change says where the
+// backfill is (orders, failures, the next try) to see where the time goes.
 // Usage: npm run build && node dist/bench/store-sync.js [orders≈20000] [store latency ms per request]
-//   [woocommerce|shopify|shopify-pages|both (default: all three)]
+//   [woocommerce|shopify|shopify-pages|shopify-faults|both (default: the first three)]
 // PostgreSQL: DATABASE_URL=postgres://… node dist/bench/store-sync.js 5000 0 both
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -28,8 +33,13 @@ import { countedShopifyOrders } from '../test/helpers/shopify-expectations.js';
 
 const target = Number(process.argv[2] ?? 20_000);
 const latencyMs = Number(process.argv[3] ?? 0);
+const mode = process.argv[4] ?? 'both';
 const platforms =
-  (process.argv[4] ?? 'both') === 'both' ? ['woocommerce', 'shopify', 'shopify-pages'] : [process.argv[4]!];
+  mode === 'both'
+    ? ['woocommerce', 'shopify', 'shopify-pages']
+    : mode === 'shopify-faults'
+      ? ['shopify', 'shopify-faults']
+      : [mode];
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-bench-sync-'));
 const config = loadConfig({
   ...(process.env.DATABASE_URL
@@ -41,6 +51,7 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
   STORE_ALLOW_PRIVATE: '1',
   STORE_SYNC_POLL_MS: '100',
+  STORE_HTTP_TIMEOUT_MS: '5000',
 });
 const certificate = await FakeWooCommerce.generateCertificate();
 const db = await openDatabase(config, { role: 'server' });
@@ -90,6 +101,22 @@ async function measure(work: () => Promise<unknown>) {
 
 const idle = await measure(() => new Promise((resolve) => setTimeout(resolve, 2000)));
 
+/**
+ * Once the bulk file's second slice is asked for: a 429 (Retry-After 1), two 500s, and four
+ * answers slower than the client's timeout (STORE_HTTP_TIMEOUT_MS, 5 s here), the first three
+ * carrying the 429 and the 500s: one request's four attempts all fail, so its pass fails.
+ */
+function faultsOnceReading(shop: FakeShopify) {
+  const timer = setInterval(() => {
+    if (shop.bulkDownloads.length < 2) return;
+    clearInterval(timer);
+    shop.failNext(1, 429, '1');
+    shop.failNext(2, 500);
+    shop.slowNext(4, 6_000);
+  }, 20);
+  return () => clearInterval(timer);
+}
+
 /** The stand-in of a platform with `target` orders, and how to connect it. */
 async function standIn(platform: string) {
   if (platform.startsWith('shopify')) {
@@ -106,6 +133,7 @@ async function standIn(platform: string) {
         bulkOperations: shop.bulkRuns,
         throttled: shop.costs.filter((c) => c.throttled).length,
       }),
+      faults: platform === 'shopify-faults' ? faultsOnceReading(shop) : undefined,
       close: () => shop.close(),
     };
   }
@@ -133,6 +161,8 @@ for (const platform of platforms) {
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
   const orders = source.orders;
   let lastShown = 0;
+  let lastState = '';
+  const begun = performance.now();
   const sync = await measure(async () => {
     await connectStore(db, storeSyncSetup(config, certificate.cert), {
       organizationId: org.id,
@@ -147,14 +177,23 @@ for (const platform of platforms) {
         connection.orders === orders
       )
         return;
-      if (connection && connection.orders - lastShown >= 5_000) {
+      const changed = connection && `${connection.orders} ${connection.failures}` !== lastState;
+      if (connection && (connection.orders - lastShown >= 5_000 || (source.faults && changed))) {
         lastShown = connection.orders;
-        process.stderr.write(`  ${platform} ${connection.orders} / ${orders} commandes\n`);
+        lastState = `${connection.orders} ${connection.failures}`;
+        const at = ((performance.now() - begun) / 1000).toFixed(1);
+        const next = connection.nextSyncAt
+          ? Math.round((connection.nextSyncAt.getTime() - Date.now()) / 1000)
+          : '-';
+        process.stderr.write(
+          `  ${at} s ${platform} ${connection.orders} / ${orders} commandes, échecs ${connection.failures}, prochaine passe dans ${next} s${connection.lastError ? ` (${connection.lastError})` : ''}\n`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   });
   clearInterval(sampler);
+  if ('faults' in source) source.faults?.();
   console.log(
     JSON.stringify(
       {

@@ -16,7 +16,9 @@
 // - bulk operations by API version: before 2026-01 one bulk query per app and shop at a time (a
 //   second refused OPERATION_IN_PROGRESS) and `currentBulkOperation` only; since 2026-01 up to
 //   five at once and `bulkOperations(query: "operation_type:… status:… created_at:>…")`, newest
-//   first; a JSONL result file served over HTTPS with byte ranges;
+//   first; a JSONL result file served over HTTPS with byte ranges, its child lines (`__parentId`)
+//   right after their parent before 2026-01, somewhere after it since (groupObjects defaults to
+//   false; `groupObjects: true` groups them again);
 // - webhooks: X-Shopify-Topic, X-Shopify-Hmac-Sha256 (base64 HMAC-SHA256 of the raw body with
 //   the app's secret), X-Shopify-Webhook-Id, X-Shopify-Shop-Domain, a REST-shaped order body.
 // What the fake adds of its own (control methods, faults on demand, recording) is marked so.
@@ -483,6 +485,7 @@ export class FakeShopify {
   readonly #sockets = new Set<Socket>();
   #faults: Fault[] = [];
   #slowMs = 0;
+  #slowNext = { count: 0, ms: 0 };
   #nextId = 5_000_000_000;
   readonly #bulks: FakeBulk[] = [];
   /**
@@ -550,6 +553,10 @@ export class FakeShopify {
   /** Every answer waits this long first. */
   slowDown(ms: number): void {
     this.#slowMs = ms;
+  }
+  /** The next `count` answers (any request) wait `ms` first. */
+  slowNext(count: number, ms: number): void {
+    this.#slowNext = { count, ms };
   }
   /**
    * The next `count` bulkOperationRunQuery mutations start their operation at once but answer
@@ -764,7 +771,8 @@ export class FakeShopify {
     const body = Buffer.concat(chunks).toString('utf8');
     const path = (req.url ?? '/').split('?')[0]!;
     this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-    if (this.#slowMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#slowMs));
+    const slowMs = this.#slowNext.count > 0 ? (this.#slowNext.count--, this.#slowNext.ms) : this.#slowMs;
+    if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
     const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, {
         'content-type': 'application/json; charset=utf-8',
@@ -774,12 +782,7 @@ export class FakeShopify {
       res.end(typeof value === 'string' ? value : JSON.stringify(value));
     };
     if (req.method === 'POST' && path === '/admin/oauth/access_token') return this.#grant(body, req, send);
-    const file = /^\/bulk\/(\d+)\.jsonl$/.exec(path);
-    if (req.method === 'GET' && file) return this.#serveBulk(file[1]!, req, res);
-    const graphql = /^\/admin\/api\/(\d{4}-\d\d|unstable)\/graphql\.json$/.exec(path);
-    if (!graphql) return send(404, { errors: 'Not Found' });
-    this.#version = graphql[1]!;
-    if (req.method !== 'POST') return send(405, { errors: 'Method Not Allowed' });
+    // Faults answer any request, a bulk file's included (its storage service fails too).
     const fault = this.#faults[0];
     if (fault) {
       if (--fault.count <= 0) this.#faults.shift();
@@ -789,6 +792,12 @@ export class FakeShopify {
         fault.retryAfter ? { 'retry-after': fault.retryAfter } : {},
       );
     }
+    const file = /^\/bulk\/(\d+)\.jsonl$/.exec(path);
+    if (req.method === 'GET' && file) return this.#serveBulk(file[1]!, req, res);
+    const graphql = /^\/admin\/api\/(\d{4}-\d\d|unstable)\/graphql\.json$/.exec(path);
+    if (!graphql) return send(404, { errors: 'Not Found' });
+    this.#version = graphql[1]!;
+    if (req.method !== 'POST') return send(405, { errors: 'Method Not Allowed' });
     const token = req.headers['x-shopify-access-token'];
     if (!this.#valid(typeof token === 'string' ? token : '')) {
       this.unauthorized++;
@@ -845,17 +854,27 @@ export class FakeShopify {
     return this.#bulks.filter((b) => Date.now() < b.completesAt).length;
   }
 
+  /** Whether the `n`-th bulk operation's file has its children right after their parent (the fake's own view). */
+  bulkFileGrouped(n: number): boolean | undefined {
+    return this.#bulks[n - 1]?.grouped;
+  }
+
+  /** The size in bytes of the `n`-th bulk operation's file (the fake's own view). */
+  bulkFileBytes(n: number): number | undefined {
+    return this.#bulks[n - 1]?.file.length;
+  }
+
   /** Bulk operations started (the fake's own count). */
   get bulkRuns(): number {
     return this.#bulks.length;
   }
 
   /** Starts a bulk operation as another caller of the same app would, on API `version` (the fake's own control). */
-  runBulkQuery(query: string, version = '2026-10'): string | undefined {
-    return this.#runBulk(query, version).bulkOperation?.id;
+  runBulkQuery(query: string, version = '2026-10', groupObjects?: boolean): string | undefined {
+    return this.#runBulk(query, version, groupObjects).bulkOperation?.id;
   }
 
-  #runBulk(query: string, version: string) {
+  #runBulk(query: string, version: string, groupObjects: boolean | undefined) {
     this.bulkRunQueries++;
     const running = this.#bulks.filter((b) => Date.now() < b.completesAt);
     const concurrency = this.bulkConcurrency ?? (version < '2026-01' ? 1 : 5);
@@ -889,14 +908,18 @@ export class FakeShopify {
     }
     const result = execute({ schema, document, rootValue: this.#root(), contextValue: { bulk: true } });
     if (result instanceof Promise) throw new Error('synchronous resolvers only');
-    const lines: string[] = [];
-    let roots = 0;
+    const records: string[][] = [];
     for (const value of Object.values(result.data ?? {})) {
       for (const node of nodesOfConnection(value)) {
-        roots++;
-        flatten(node, undefined, lines);
+        const own: string[] = [];
+        flatten(node, undefined, own);
+        records.push(own);
       }
     }
+    const roots = records.length;
+    // Shopify's default: grouped before API 2026-01, not grouped since (groupObjects: true asks).
+    const grouped = groupObjects ?? version < '2026-01';
+    const lines = grouped ? records.flat() : ungrouped(records, this.#rand);
     const bulk: FakeBulk = {
       id: `gid://shopify/BulkOperation/${this.#bulks.length + 1}`,
       query,
@@ -905,6 +928,7 @@ export class FakeShopify {
       file: Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8'),
       objects: lines.length,
       roots,
+      grouped,
     };
     this.#bulks.push(bulk);
     return { bulkOperation: this.#bulkView(bulk), userErrors: [] };
@@ -980,17 +1004,21 @@ export class FakeShopify {
       res.writeHead(404).end();
       return;
     }
-    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
-    const start = range ? Number(range[1]) : 0;
-    if (start >= bulk.file.length && range) {
-      res.writeHead(416, { 'content-range': `bytes */${bulk.file.length}` }).end();
+    // One range, `bytes=A-B`, `bytes=A-` or `bytes=-N`, as a storage service serves it.
+    const size = bulk.file.length;
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+    const suffix = range && range[1] === '' && range[2] !== '';
+    const start = !range ? 0 : suffix ? Math.max(0, size - Number(range[2])) : Number(range[1] || 0);
+    const last = !range || suffix || range[2] === '' ? size - 1 : Math.min(size - 1, Number(range[2]));
+    if (range && (start >= size || start > last)) {
+      res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
       return;
     }
-    const body = bulk.file.subarray(start);
+    const body = bulk.file.subarray(start, last + 1);
     res.writeHead(range ? 206 : 200, {
       'content-type': 'application/jsonl',
       'content-length': String(body.length),
-      ...(range ? { 'content-range': `bytes ${start}-${bulk.file.length - 1}/${bulk.file.length}` } : {}),
+      ...(range ? { 'content-range': `bytes ${start}-${last}/${size}` } : {}),
     });
     res.end(body);
   }
@@ -1124,7 +1152,8 @@ export class FakeShopify {
       bulkOperation: ({ id }: { id: string }) => this.#bulkView(this.#bulks.find((b) => b.id === id)),
       currentBulkOperation: () => this.#bulkView(this.#bulks.at(-1)),
       bulkOperations: (args: BulkListArgs) => this.#bulkList(args),
-      bulkOperationRunQuery: ({ query }: { query: string }) => this.#runBulk(query, this.#version),
+      bulkOperationRunQuery: ({ query, groupObjects }: { query: string; groupObjects?: boolean | null }) =>
+        this.#runBulk(query, this.#version, groupObjects ?? undefined),
       ordersCount: ({ query, limit }: { query?: string; limit?: number | null }) => {
         this.#canRead();
         const count = filtered(this.#visible(), query).length;
@@ -1342,6 +1371,7 @@ interface FakeBulk {
   file: Buffer;
   objects: number;
   roots: number;
+  grouped: boolean;
 }
 
 function nodesOfConnection(value: unknown): Record<string, unknown>[] {
@@ -1355,6 +1385,25 @@ const isConnection = (value: unknown) =>
   value !== null &&
   !Array.isArray(value) &&
   ('edges' in value || 'nodes' in value);
+
+/**
+ * Lines as Shopify writes them without grouping (API 2026-01 and later): each root object in its
+ * order, each of its descendants somewhere after it, mostly among the next few dozen roots and
+ * their own children, one in eight at the very end of the file.
+ */
+function ungrouped(records: readonly string[][], rand: () => number): string[] {
+  const after: string[][] = records.map(() => []);
+  const last = records.length - 1;
+  records.forEach((record, i) => {
+    let slot = i;
+    for (const line of record.slice(1)) {
+      // Never before an earlier descendant: a grandchild stays after its own parent.
+      slot = Math.max(slot, rand() < 0.125 ? last : Math.min(last, i + Math.floor(rand() * 40)));
+      after[slot]!.push(line);
+    }
+  });
+  return records.flatMap(([root], i) => [root!, ...after[i]!]);
+}
 
 /** The node's line (its connections removed), then each connection's nodes after it. */
 function flatten(node: Record<string, unknown>, parentId: string | undefined, lines: string[]): void {

@@ -30,6 +30,7 @@ interface StoreStatus {
   phase: 'backfill' | 'incremental';
   state: string;
   orders: number;
+  failures: number;
   backfill: {
     read: number;
     estimatedTotal: number | null;
@@ -107,9 +108,9 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
   });
 
   /** SIGKILL, then the server started again on the same database (its lease freed on PostgreSQL). */
-  async function killAndRestart(whileDown: () => void = () => undefined): Promise<void> {
+  async function killAndRestart(whileDown: () => unknown = () => undefined): Promise<void> {
     assert.equal(await processes.current().kill(), null, 'killed by a signal');
-    whileDown();
+    await whileDown();
     if (engine === 'postgres') {
       const db = await processes.database();
       await db.query(`UPDATE store_connections SET lease_until = now() - interval '1 second'`);
@@ -135,7 +136,9 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     assert.equal(shop.bulkRunQueries, asked, 'no bulkOperationRunQuery after the restart');
     assert.equal(shop.bulkRuns, 1);
     assert.equal(historyCursors(shop).length, 0, 'no page-by-page walk');
-    assert.equal(shop.bulkDownloads[0]?.range, undefined, 'its file read from the start');
+    // Read from its end (issue 26: a child line comes anywhere after its order).
+    const end = Number(/^bytes=\d+-(\d+)$/.exec(shop.bulkDownloads[0]?.range ?? '')?.[1]);
+    assert.equal(end + 1, shop.bulkFileBytes(1), 'its file read from its last byte');
   });
 
   test('the server killed mid-backfill (bulk operation) and started again: the same operation resumes at its byte; the figures of a file import', async () => {
@@ -165,8 +168,17 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       'no new bulk operation after the restart',
     );
     assert.equal(historyCursors(shop).length, 0, 'no page-by-page walk either');
-    const first = shop.bulkDownloads[0]?.range ?? '';
-    assert.match(first, /^bytes=[1-9]\d*-$/, 'the file read again from the byte saved, not from the start');
+    // The file is read from its end (issue 26): first its tail again, for the children of the
+    // orders still to read (nothing written), then on from the position saved: no order twice.
+    const end = Number(/^bytes=\d+-(\d+)$/.exec(shop.bulkDownloads[0]?.range ?? '')?.[1]);
+    assert.equal(end + 1, shop.bulkFileBytes(1), 'the tail read again from the last byte');
+    const [jobs] = await (
+      await processes.database()
+    ).query<{ imported: string; updated: string }>(
+      `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE origin = 'connector'`,
+    );
+    assert.equal(Number(jobs!.imported), counted, 'every order written once');
+    assert.equal(Number(jobs!.updated), 0, 'resumed where it stopped: no order written again');
     for (const r of shop.requests) assert.ok(!r.path.includes('shpat_'), 'the token never in an address');
 
     await assertSameAsFileImport(processes, ORG, expectedShopifyLines(shop));
@@ -186,6 +198,46 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       (s) => s[0]?.orders === countedShopifyOrders(shop).length,
       30_000,
     );
+  });
+
+  test('store sync while the shop limits its requests (issue 26 item 2): a refill the bucket allows soon is waited for and said; a long one is handed over to the server, exit 0', async () => {
+    const { bucket } = shop;
+    const restoreRate = bucket.restoreRate;
+    const sync = () =>
+      runCli(['store', 'sync', '--org', ORG, '--address', shop.url, '--json'], processes.env);
+    try {
+      // An empty bucket restoring 1 point a second: a page of orders (899 points) needs 15 minutes.
+      bucket.restoreRate = 1;
+      shop.drainBucket();
+      // The server's own pass gives up at once (its bound is a minute) and sets its next try then.
+      await eventually('the server’s pass throttled', list, (s) => (s[0]?.failures ?? 0) >= 1, 30_000);
+      const long = await sync();
+      assert.equal(long.code, 0, long.stderr);
+      const handed = JSON.parse(long.stdout) as { handedOver?: boolean; retryInS?: number };
+      assert.equal(handed.handedOver, true);
+      assert.ok((handed.retryInS ?? 0) > 300, `handed over for ${handed.retryInS} s`);
+      // A bucket restoring 300 points a second: about 3 s, waited for by the throttleStatus.
+      // Kept empty until the command's first query (its start-up takes seconds on a busy machine).
+      bucket.restoreRate = 300;
+      const seen = shop.requests.length;
+      // Then the usual rate again, so that only that first wait counts (not the sweep's pages).
+      const keepEmpty = setInterval(() => {
+        if (shop.requests.length === seen) return shop.drainBucket();
+        clearInterval(keepEmpty);
+        setTimeout(() => (bucket.restoreRate = restoreRate), 200);
+      }, 5);
+      const started = Date.now();
+      const short = await sync().finally(() => clearInterval(keepEmpty));
+      assert.equal(short.code, 0, short.stderr);
+      const answer = JSON.parse(short.stdout) as { waitedS?: number; error?: string };
+      assert.equal(answer.error, undefined);
+      // 896 points at 300 a second: 3 s, as the throttleStatus says (not a fixed minute).
+      assert.ok((answer.waitedS ?? 0) >= 2 && (answer.waitedS ?? 0) <= 6, `waited ${answer.waitedS} s`);
+      assert.ok(Date.now() - started < 60_000);
+    } finally {
+      bucket.restoreRate = restoreRate;
+      bucket.available = bucket.maximum;
+    }
   });
 
   test('no token or secret in any server’s log (info level, killed ones included), in the database, its files, or an address (issue 21)', async () => {

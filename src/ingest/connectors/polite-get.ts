@@ -17,8 +17,13 @@ export interface RetryPolicy {
   readonly attempts: number;
   readonly baseDelayMs: number;
   readonly maxDelayMs: number;
-  /** The longest Retry-After waited for in place; a longer one ends the attempt. */
+  /** The longest Retry-After (or Shopify cost-bucket refill) waited for in place; a longer one ends the attempt. */
   readonly maxRetryAfterS: number;
+  /**
+   * Told of each wait the store asks for: `waited` when it is waited for in place, not when it
+   * is too long and ends the attempt (`store sync` shows the first and hands the second over).
+   */
+  readonly onWait?: (wait: { readonly seconds: number; readonly waited: boolean }) => void;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
@@ -102,6 +107,7 @@ export async function politeRequest(
     }
     if (last) throw error;
     const wait = error.retryAfterS;
+    if (wait !== undefined) policy.onWait?.({ seconds: wait, waited: wait <= policy.maxRetryAfterS });
     if (wait !== undefined && wait > policy.maxRetryAfterS) throw error;
     await sleep(wait === undefined ? backoff(policy, attempt) : wait * 1000 + Math.random() * 250, signal);
   }

@@ -2,7 +2,7 @@
 // second platform adds its connector here; nothing else changes (reports never see connectors).
 import type { Config } from '../../config.js';
 import type { Platform, StoreConnector } from './connector.js';
-import { DEFAULT_RETRY } from './polite-get.js';
+import { DEFAULT_RETRY, type RetryPolicy } from './polite-get.js';
 import type { SyncSettings } from './sync.js';
 import { shopifyConnector } from './shopify/shopify.js';
 import { woocommerceConnector } from './woocommerce/woocommerce.js';
@@ -12,9 +12,16 @@ export interface StoreSyncSetup {
   readonly settings: SyncSettings;
 }
 
-/** `ca`: certificates to trust besides the usual ones (a test's stand-in store). */
-export function storeSyncSetup(config: Config, ca?: string | readonly string[]): StoreSyncSetup {
-  const retry = { ...DEFAULT_RETRY, baseDelayMs: config.storeRetryBaseMs };
+/**
+ * `ca`: certificates to trust besides the usual ones (a test's stand-in store). `patience`: how
+ * long a store's asked-for wait is waited in place, and who is told (`store sync`, issue 26).
+ */
+export function storeSyncSetup(
+  config: Config,
+  ca?: string | readonly string[],
+  patience: Partial<Pick<RetryPolicy, 'maxRetryAfterS' | 'onWait'>> = {},
+): StoreSyncSetup {
+  const retry = { ...DEFAULT_RETRY, baseDelayMs: config.storeRetryBaseMs, ...patience };
   return {
     connectors: {
       woocommerce: woocommerceConnector(retry),

@@ -40,6 +40,9 @@ const KEPT_ERRORS = 200;
 const INTERRUPTED_PASS =
   'Synchronisation interrompue : les pages déjà écrites sont gardées, la suite reprend à la page suivante.';
 
+/** A passing failure's first wait: failureBaseS / 12 (5 s by default), then doubling. */
+const TRANSIENT_BASE_DIVISOR = 12;
+
 /** Delay before the next try after `failures` failures in a row: `baseS` doubling to 1 h, jittered. */
 export function retryDelayS(failures: number, retryAfterS: number | undefined, baseS = 60): number {
   const exponential = Math.min(3600, baseS * 2 ** Math.max(0, failures - 1));
@@ -322,12 +325,16 @@ async function sweep(pass: Pass): Promise<void> {
 function failed(connection: StoreConnection, error: unknown, baseS: number): PassOutcome {
   const failures = connection.failures + 1;
   if (error instanceof ConnectorError) {
-    // Refused keys or a wrong address do not mend by themselves: tried again less often.
+    // Refused keys or a wrong address do not mend by themselves: tried again less often. A
+    // passing failure (429, 5xx, a timeout, a request's retries used up) is tried again in
+    // seconds, doubling while it lasts: a minute's wait after one blip made a backfill lose far
+    // more time than its faults did (issue 26 item 3). The store's Retry-After still holds.
     const floor = error.transient ? 0 : 15 * baseS;
+    const base = error.transient ? Math.max(1, Math.round(baseS / TRANSIENT_BASE_DIVISOR)) : baseS;
     return {
       ok: false,
       error: error.message,
-      nextInS: Math.max(floor, retryDelayS(failures, error.retryAfterS, baseS)),
+      nextInS: Math.max(floor, retryDelayS(failures, error.retryAfterS, base)),
     };
   }
   if (error instanceof UnsealError) {

@@ -26,7 +26,7 @@ test('a bulk file at an internal, loopback, metadata or clear-text address is ne
     'file:///etc/passwd',
   ]) {
     await assert.rejects(
-      readBulkSlice(url, 0, http, retry),
+      readBulkSlice(url, { key: url, size: undefined, to: undefined }, http, retry),
       (error: unknown) => error instanceof ConnectorError && /[a-zé]/.test(error.message),
       url,
     );

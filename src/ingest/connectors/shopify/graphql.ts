@@ -19,8 +19,6 @@ export interface AccessToken {
 
 /** The most Shopify accepts for one query's requested cost. */
 export const MAX_QUERY_COST = 1_000;
-/** A wait for the bucket longer than this ends the attempt (the pass is scheduled again later). */
-const MAX_WAIT_S = 60;
 const THROTTLED_ATTEMPTS = 5;
 
 /** A site address without its trailing slash: `https://a.myshopify.com/` → `https://a.myshopify.com`. */
@@ -101,6 +99,11 @@ export class ShopifyGraphql {
     private readonly retry: RetryPolicy,
   ) {}
 
+  /** The shop's host (names what this client reads, never sent anywhere). */
+  get host(): string {
+    return this.url.host;
+  }
+
   /** Points the bucket holds now, by the last answer and the time since. */
   private availableNow(): number {
     const b = this.bucket;
@@ -108,13 +111,19 @@ export class ShopifyGraphql {
     return Math.min(b.maximum, b.available + (b.restoreRate * (Date.now() - b.at)) / 1000);
   }
 
-  /** Waits until the bucket can afford `cost`; a long wait ends the attempt instead. */
+  /**
+   * Waits until the bucket can afford `cost`: the time its throttleStatus says the missing points
+   * take to restore (issue 26 item 2). A wait longer than the policy's maxRetryAfterS ends the
+   * attempt instead (the pass is scheduled again then; `store sync` allows a longer one).
+   */
   private async afford(cost: number): Promise<void> {
     const b = this.bucket;
     const missing = Math.min(cost, b?.maximum ?? cost) - this.availableNow();
     if (!b || missing <= 0) return;
     const waitS = missing / Math.max(b.restoreRate, 1);
-    if (waitS > MAX_WAIT_S) {
+    const bounded = waitS <= this.retry.maxRetryAfterS;
+    this.retry.onWait?.({ seconds: Math.ceil(waitS), waited: bounded });
+    if (!bounded) {
       throw new ConnectorError(
         'rate-limited',
         `La boutique Shopify ${this.url.host} limite les requêtes : nouvel essai dans ${Math.ceil(waitS)} s`,

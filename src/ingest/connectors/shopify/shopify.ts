@@ -19,6 +19,7 @@ import { readSignedOrderDelivery } from '../signed-webhook.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../polite-get.js';
 import { checkStoreUrl, StoreHttpError, type StoreHttpOptions } from '../store-http.js';
 import { pollBulk, readBulkSlice } from './bulk.js';
+import { TooManyOpenOrders } from './bulk-file.js';
 import { startBulk } from './bulk-start.js';
 import { accessDenied, graphqlUrl, ShopifyGraphql } from './graphql.js';
 import { nodesOf, orderLine, shopCents } from './mapping.js';
@@ -32,6 +33,8 @@ const isObject = (value: unknown): value is Json =>
 const gid = (id: string) => `gid://shopify/Order/${id}`;
 /** The most pages of one order's line items read (25,000 lines). */
 const MAX_LINE_ITEM_PAGES = 100;
+/** The most orders read one by one after a bulk file named them without their line. */
+const MAX_STRAYS = 1_000;
 /** The most refunds of one order read (each is one request past the first five). */
 const MAX_REFUNDS = 1_000;
 
@@ -171,7 +174,7 @@ class ShopifyApi implements StoreApi {
     return { ...mapped, next, total, storeDate };
   }
 
-  private async mapped(nodes: readonly Json[]) {
+  private async mapped(nodes: readonly Json[]): Promise<Mapped> {
     const orders: OrderLine[] = [];
     const removed: string[] = [];
     const unmapped: UnmappedOrder[] = [];
@@ -224,7 +227,9 @@ class ShopifyApi implements StoreApi {
       const page = await this.page({ sortKey: 'ID', after: after === '' ? undefined : after });
       return { ...page, next: page.next === undefined ? undefined : `pages:${page.next}` };
     }
-    const m = /^bulk:(gid:\/\/shopify\/BulkOperation\/\d{1,19})(?::(\d{1,15}))?$/.exec(cursor);
+    // `bulk:ID:OFFSET` (a file read forward by an older release, its children assumed grouped):
+    // read again whole, from its end, so that no order keeps the line items it lost.
+    const m = /^bulk:(gid:\/\/shopify\/BulkOperation\/\d{1,19})(?::to:(\d{1,15})|:\d{1,15})?$/.exec(cursor);
     if (!m) return empty('pages:'); // a cursor of another kind (an older walk): pages from the start
     const id = m[1]!;
     const step = await pollBulk(this.client, id);
@@ -232,14 +237,46 @@ class ShopifyApi implements StoreApi {
     if (step.kind === 'running') return empty(cursor, undefined, step.objects);
     if (step.kind !== 'done') return empty('pages:');
     if (step.url === undefined) return empty(undefined); // no order at all
-    const slice = await readBulkSlice(step.url, Number(m[2] ?? 0), this.http, this.retry);
+    const to = m[2] === undefined ? undefined : Number(m[2]);
+    const file = { key: `${this.client.host}|${id}`, size: step.size, to };
+    let slice;
+    try {
+      slice = await readBulkSlice(step.url, file, this.http, this.retry);
+    } catch (error) {
+      // Children too far from their orders to be carried in bounded memory: page by page.
+      if (error instanceof TooManyOpenOrders) return empty('pages:');
+      throw error;
+    }
     const page = await this.mapped(slice.orders);
+    const strays = await this.strays(slice.strays);
+    if (strays === undefined)
+      return { ...page, next: 'pages:', total: undefined, storeDate: this.client.lastDate };
     return {
-      ...page,
-      next: slice.next === undefined ? undefined : `bulk:${id}:${slice.next}`,
+      ...merged(page, strays),
+      next: slice.next === undefined ? undefined : `bulk:${id}:to:${slice.next}`,
       total: undefined,
       storeDate: this.client.lastDate,
     };
+  }
+
+  /**
+   * Orders whose children were met but not their line after them (a file not as Shopify documents
+   * it): each read whole by id. Undefined when there are too many: the history is walked page by page.
+   */
+  private async strays(gids: readonly string[]): Promise<Mapped | undefined> {
+    if (gids.length > MAX_STRAYS) return undefined;
+    const orders: OrderLine[] = [];
+    const removed: string[] = [];
+    const unmapped: UnmappedOrder[] = [];
+    for (const gidText of gids) {
+      const id = /^gid:\/\/shopify\/Order\/(\d{1,19})$/.exec(gidText)?.[1];
+      if (id === undefined) continue;
+      const state = await this.order(id);
+      if ('line' in state) orders.push(state.line);
+      else if ('gone' in state) removed.push(id);
+      else unmapped.push(state);
+    }
+    return { orders, removed, unmapped };
   }
 
   changes(since: Date, cursor: string | undefined): Promise<OrdersPage> {
@@ -261,6 +298,22 @@ class ShopifyApi implements StoreApi {
     const { nodes, next } = connection(data.orders);
     return { ids: nodes.map((n) => String(n.legacyResourceId)), next };
   }
+}
+
+type Mapped = { orders: OrderLine[]; removed: string[]; unmapped: UnmappedOrder[] };
+
+/** A page's orders and those read again by id, the second reading of an order replacing the first. */
+function merged(page: Mapped, again: Mapped): Mapped {
+  const ids = new Set([
+    ...again.orders.map((o) => o.id),
+    ...again.removed,
+    ...again.unmapped.map((u) => u.id),
+  ]);
+  return {
+    orders: [...page.orders.filter((o) => !ids.has(o.id)), ...again.orders],
+    removed: [...page.removed.filter((id) => !ids.has(id)), ...again.removed],
+    unmapped: [...page.unmapped.filter((u) => !ids.has(u.id)), ...again.unmapped],
+  };
 }
 
 /** A connection with more nodes than the page gave. */
