@@ -192,10 +192,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   // Finding 6: computations behind slots, per organization and overall; past them, 503 busy.
   const total = config.reportConcurrency || (deps.db.engine === 'embedded' ? 2 : 8);
+  // Issue 29: each organization queues up to 4 × its share behind itself; the queue as a whole
+  // keeps 4 × the slots beyond one organization's, for the others.
+  const perOrganization = config.reportConcurrencyPerOrg || Math.max(1, Math.floor(total / 2));
   const slots = new ReportSlots({
     total,
-    perOrganization: config.reportConcurrencyPerOrg || Math.max(1, Math.floor(total / 2)),
-    maxQueued: 4 * total,
+    perOrganization,
+
+    maxQueued: 4 * total + 4 * perOrganization,
     maxWaitMs: config.reportQueueWaitMs,
   });
   const engine = new LimitedReportEngine(computing, slots);
