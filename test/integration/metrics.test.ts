@@ -23,7 +23,11 @@ describe('/metrics (issue 29)', () => {
 
   before(async () => {
     const port = await freePort();
-    service = await startTestService({ METRICS_PORT: String(port), RATE_LIMIT_MAX: '3' });
+    service = await startTestService({
+      METRICS_PORT: String(port),
+      RATE_LIMIT_MAX: '3',
+      INSTANCE_NAME: 'mesures-1',
+    });
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
     ({ org, key } = await service.addOrganization('Mesures', [
       orderLine('m-1001', '2025-03-01T10:00:00Z', 'a@example.com'),
@@ -32,9 +36,10 @@ describe('/metrics (issue 29)', () => {
   });
   after(async () => service?.cleanup());
 
-  test('not on the public port: GET /metrics there is a 404 like any unknown path', async () => {
+  test('not on the public port: GET /metrics there is a 404 like any unknown path; every answer names its instance', async () => {
     const response = await service.get('/metrics');
     assert.equal(response.status, 404);
+    assert.equal(response.headers.get('x-instance'), 'mesures-1');
     assert.doesNotMatch(await response.text(), /sales_metrics_/);
   });
 
