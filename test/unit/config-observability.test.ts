@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import os from 'node:os';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
-const base = { DATABASE_URL: 'postgres://u@h/d', SECRET_KEY: '5c0e9a7b3d1f2e4a6b8c0d2e4f6a8b0c1d3e5f7a9b2c4d6e8f0a1b3c5d7e9f2a' };
+const base = {
+  DATABASE_URL: 'postgres://u@h/d',
+  SECRET_KEY: '5c0e9a7b3d1f2e4a6b8c0d2e4f6a8b0c1d3e5f7a9b2c4d6e8f0a1b3c5d7e9f2a',
+};
 
 test('issue 29: no /metrics listener unless METRICS_PORT is set; loopback by default', () => {
   const config = loadConfig(base);
