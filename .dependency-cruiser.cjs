@@ -10,7 +10,7 @@ const LAYERS = [
   ['src/ingest', 'src/metrics'],
   ['src/query', 'src/limits'],
   ['src/db', 'src/catalog.ts'],
-  ['src/config.ts', 'src/config', 'src/errors.ts', 'src/logging.ts'],
+  ['src/config.ts', 'src/config', 'src/errors.ts', 'src/logging.ts', 'src/observability'],
 ];
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

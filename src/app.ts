@@ -23,6 +23,8 @@ import { errorBody, sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
 import { openApi } from './api/openapi.js';
 import { healthRoutes } from './api/health.js';
+import { instrumentation } from './api/instrumentation.js';
+import { instanceHeader } from './api/instance-header.js';
 import { webApp, webAssets } from './web/web-app.js';
 import { importExamples } from './web/import-examples.js';
 import { notFoundPage } from './web/not-found.js';
@@ -156,6 +158,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       'X-RateLimit-Reset',
       'X-Rows-Truncated',
       'X-Request-Id',
+      'X-Instance',
     ],
     strictPreflight: false,
     optionsSuccessStatus: 204,
@@ -194,15 +197,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   // Finding 6: computations behind slots, per organization and overall; past them, 503 busy.
   const total = config.reportConcurrency || (deps.db.engine === 'embedded' ? 2 : 8);
-  const engine = new LimitedReportEngine(
-    computing,
-    new ReportSlots({
-      total,
-      perOrganization: config.reportConcurrencyPerOrg || Math.max(1, Math.floor(total / 2)),
-      maxQueued: 4 * total,
-      maxWaitMs: config.reportQueueWaitMs,
-    }),
-  );
+  // Issue 29: each organization queues up to 4 × its share behind itself; the queue as a whole
+  // keeps 4 × the slots beyond one organization's, for the others.
+  const perOrganization = config.reportConcurrencyPerOrg || Math.max(1, Math.floor(total / 2));
+  const slots = new ReportSlots({
+    total,
+    perOrganization,
+
+    maxQueued: 4 * total + 4 * perOrganization,
+    maxWaitMs: config.reportQueueWaitMs,
+  });
+  const engine = new LimitedReportEngine(computing, slots);
   app.decorate('reportEngine', engine);
   // Issue 18, finding 2: the bytes of answers being sent, bounded; the cache sized in bytes.
   const answerBytes = config.answerMemoryMb * 1024 ** 2;
@@ -211,6 +216,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     maxBytes: config.responseCacheMb * 1024 ** 2,
     maxEntryBytes: config.responseCacheEntryMb * 1024 ** 2,
   };
+  await app.register(instanceHeader, { name: config.instanceName });
+  await app.register(instrumentation, {
+    metricsPort: config.metricsPort,
+    metricsHost: config.metricsHost,
+    db: deps.db,
+    computing,
+    slots,
+    answers,
+  });
   await openApi(app); // on the root, before the routes it describes: it collects them as they are added
   await app.register(reportsApi, {
     config,

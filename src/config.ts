@@ -84,6 +84,12 @@ export interface Config {
   readonly storeRetryBaseMs: number;
   /** SHOPIFY_API_VERSION: the Admin API version a Shopify store is read with (YYYY-MM). */
   readonly shopifyApiVersion: string;
+  /** METRICS_PORT: the port of the separate /metrics listener (issue 29); undefined: no listener. */
+  readonly metricsPort: number | undefined;
+  /** METRICS_HOST: the address the /metrics listener binds (loopback unless set). */
+  readonly metricsHost: string;
+  /** INSTANCE_NAME: this instance's name in the X-Instance header (issue 29); default host name:port. */
+  readonly instanceName: string;
 }
 
 /**
@@ -161,6 +167,17 @@ function logFormat(raw: string | undefined, demo: boolean): LogFormat {
   throw new ConfigError(`LOG_FORMAT doit valoir json ou text (reçu « ${raw.slice(0, 40)} »)`);
 }
 
+/** Issue 29: a name for the X-Instance header, printable and short (it is no secret, and no place for one). */
+function instanceName(raw: string | undefined, port: number): string {
+  if (raw === undefined || raw === '') return `${os.hostname()}:${port}`;
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(raw)) {
+    throw new ConfigError(
+      `INSTANCE_NAME doit faire 1 à 64 lettres, chiffres, points, tirets ou deux-points (reçu « ${raw.slice(0, 80)} »)`,
+    );
+  }
+  return raw;
+}
+
 function reportEngine(raw: string | undefined): 'columnar' | 'sql' {
   if (raw === undefined || raw === '' || raw === 'columnar') return 'columnar';
   if (raw === 'sql') return 'sql';
@@ -179,8 +196,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const demo = flag(env, 'DEMO', false);
   const secretKey = secretKeyOf(env.SECRET_KEY, databaseUrl === undefined ? dataDir : undefined);
+  const port = positiveInt(env, 'PORT', 3000, 65535);
+  const metricsPort = env.METRICS_PORT ? positiveInt(env, 'METRICS_PORT', 0, 65535) : undefined;
+  if (metricsPort === port)
+    throw new ConfigError('METRICS_PORT doit différer de PORT : /metrics ne doit pas être public');
   const config = {
-    port: positiveInt(env, 'PORT', 3000, 65535),
+    port,
     host: env.HOST || '127.0.0.1',
     databaseUrl,
     dataDir,
@@ -214,6 +235,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storeHttpTimeoutMs: positiveInt(env, 'STORE_HTTP_TIMEOUT_MS', 30_000, 600_000),
     storeRetryBaseMs: positiveInt(env, 'STORE_RETRY_BASE_MS', 1_000, 600_000),
     shopifyApiVersion: shopifyApiVersion(env.SHOPIFY_API_VERSION),
+    metricsPort,
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
+    instanceName: instanceName(env.INSTANCE_NAME, port),
   };
   Object.defineProperty(config, 'secretKey', { get: secretKey, enumerable: false });
   return Object.freeze(config as Omit<Config, 'secretKey'> as Config);

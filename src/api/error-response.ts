@@ -2,6 +2,7 @@
 // client; every body carries the `code` of its kind in the catalogue (src/errors.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, ERROR_KINDS, errorFields, isAppError, type ErrorCode } from '../errors.js';
+import { countRefusal } from '../observability/metrics.js';
 
 export const RETRY_AFTER_UNAVAILABLE_S = 5;
 
@@ -27,6 +28,7 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   const json = (status: number, body: string) =>
     reply.code(status).type('application/json; charset=utf-8').send(body);
   if (isAppError(error)) {
+    countRefusal(error.code); // issue 29: R1, R2 and busy refusals, in /metrics
     // Busy is the service shedding load as designed (finding 6): no error log line for each one.
     if (error.status >= 500 && error.code !== 'SERVICE_BUSY')
       request.log.error({ err: error.cause ?? error, code: error.code }, error.message);

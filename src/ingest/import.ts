@@ -51,6 +51,7 @@ import {
 import { SMALL_MERGE, analyzeIfStale } from './statistics.js';
 import { streamIntoEmpty } from './stream-merge.js';
 import { validateOrder } from './validate-order.js';
+import { ordersWritten } from '../observability/metrics.js';
 
 export type { LineError } from './jobs.js';
 
@@ -381,6 +382,7 @@ async function importEntries(
     // The job's row was written with the orders (succeeded).
     const result = { ...counts, rejected, errors, errorCount, refused: false };
     finished = true;
+    ordersWritten.inc({ source: 'import' }, counts.imported + counts.updated); // issue 29: /metrics
     // PGlite runs no autovacuum: fresh statistics for the reports and the next merge.
     if (db.engine === 'embedded')
       await analyzeIfStale(db, { written: counts.imported + counts.updated }).catch(() => undefined);

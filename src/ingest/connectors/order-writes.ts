@@ -10,6 +10,7 @@ import { discardStaged, lockOrganization, mergeStaged, sharedLines } from '../me
 import { StagingBuffer, sharedStaging } from '../staging.js';
 import { validateOrder } from '../validate-order.js';
 import type { OrderLine, UnmappedOrder } from './connector.js';
+import { ordersWritten } from '../../observability/metrics.js';
 
 export interface LeasedConnection {
   readonly id: string;
@@ -128,6 +129,7 @@ export async function writeChanges(
       return { ...result, removed };
     });
     merged = true;
+    ordersWritten.inc({ source: 'connector' }, counts.imported + counts.updated); // issue 29: /metrics
     return { ...counts, rejected };
   } finally {
     if (!merged) {

@@ -24,6 +24,7 @@ import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
 import { identityOf, loadSnapshot, saveSnapshot } from './persist.js';
 import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
+import { reportAnswers } from '../../observability/metrics.js';
 
 export type SnapshotEvent =
   | {
@@ -165,6 +166,7 @@ export class ColumnarReportEngine implements ReportEngine {
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
     for (;;) {
       signal?.throwIfAborted();
+      const held = this.entries.get(plan.organizationId)?.snapshot;
       const snapshot = await this.currentSnapshot(plan.organizationId);
       signal?.throwIfAborted();
       if (snapshot) {
@@ -180,6 +182,7 @@ export class ColumnarReportEngine implements ReportEngine {
               this.paths,
             )
           : executePlan(snapshot, plan, buckets, this.paths);
+        if (rows) reportAnswers.inc({ engine: snapshot === held ? 'snapshot' : 'delta' }); // issue 29
         if (rows) return rows;
         return this.fallback.run(plan, signal);
       }
@@ -204,6 +207,13 @@ export class ColumnarReportEngine implements ReportEngine {
         if (entry.fallback === running) entry.fallback = undefined;
       }
     }
+  }
+
+  /** Snapshots held in memory (for /metrics). */
+  get snapshotsHeld(): number {
+    let held = 0;
+    for (const entry of this.entries.values()) if (entry.snapshot) held++;
+    return held;
   }
 
   /** Snapshot memory in use, in bytes (for the benchmark and the logs). */

@@ -64,3 +64,38 @@ test('finding 6: a client that goes away leaves the queue, and a released slot i
   held();
   assert.equal(slots.running, 0);
 });
+
+test('issue 29: slots are served in turns, the organization served least recently first', async () => {
+  const slots = new ReportSlots({ total: 1, perOrganization: 1, maxQueued: 10, maxWaitMs: 10_000 });
+  const served: string[] = [];
+  const ask = (organization: string) =>
+    slots.acquire(organization).then((release) => {
+      served.push(organization);
+      release();
+    });
+  const held = await slots.acquire('a');
+  const all = [ask('a'), ask('a'), ask('b'), ask('a'), ask('c'), ask('b')];
+  held();
+  await Promise.all(all);
+  assert.deepEqual(served, ['b', 'c', 'a', 'b', 'a', 'a']);
+});
+
+test('issue 29: one organization’s queue is bounded; another organization still queues', async () => {
+  const slots = new ReportSlots({
+    total: 1,
+    perOrganization: 1,
+    maxQueued: 10,
+    maxQueuedPerOrganization: 2,
+    maxWaitMs: 10_000,
+  });
+  const held = await slots.acquire('a');
+  const queued = [slots.acquire('a'), slots.acquire('a')];
+  await assert.rejects(slots.acquire('a'), busyCode);
+  const other = slots.acquire('b');
+  assert.equal(slots.queued, 3);
+  held();
+  (await other)();
+  for (const waiting of queued) (await waiting)();
+  assert.equal(slots.running, 0);
+  assert.equal(slots.queued, 0);
+});

@@ -1,0 +1,106 @@
+// Issue 29, item 2: what one organization's burst of heavy reports does to another's. Two
+// organizations of N generated orders (two years) on a fresh embedded database, served by
+// `sales-metrics serve` in its own process (rate limits out of the way); the quiet organization
+// asks its uncached report by day one request after the other, first alone, then while the noisy
+// one runs four clients back to back asking its widest answers (five dimensions, limit 100,000)
+// and two-year comparisons. Prints the quiet organization's p50/p95 in each phase, their ratio,
+// the noisy answers served, and the load average (the machine is shared).
+// Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds, default 20]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { generateDemoOrders } from '../src/demo/generate.js';
+import { createApiKey } from '../src/auth/api-keys.js';
+import { createOrganization, setSubscription } from '../src/domain/organizations.js';
+import { importOrderRecords } from '../src/ingest/import.js';
+import { startServer } from '../test/helpers/processes.js';
+
+const ORDERS = Number(process.argv[2] ?? 100_000);
+const SECONDS = Number(process.argv[3] ?? 20);
+const DAYS = 730;
+const today = new Date().toISOString().slice(0, 10);
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-tenants-'));
+const keys: string[] = [];
+{
+  const db = await openDatabase(loadConfig({ DATA_DIR: dir }), { role: 'server' });
+  await migrate(db);
+  for (const name of ['Bruyante', 'Calme']) {
+    const org = await createOrganization(db, { name });
+    await setSubscription(db, org.id, 'active');
+    const started = performance.now();
+    const orders = generateDemoOrders({ endDate: today, days: DAYS, ordersPerDay: ORDERS / DAYS });
+    const result = await importOrderRecords(db, org.id, orders);
+    console.log(
+      `${name}: ${result.imported.toLocaleString('en')} orders imported in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
+    keys.push((await createApiKey(db, org.id, 'bench')).key);
+  }
+  await db.close();
+}
+const [noisyKey, quietKey] = keys as [string, string];
+const server = await startServer({ DATA_DIR: dir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' });
+let asked = 0;
+const get = async (query: string, key: string) => {
+  const response = await fetch(`${server.baseUrl}/api/reports/tabular?${query}&limit=${100_000 - ++asked}`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  await response.arrayBuffer();
+  return response.status;
+};
+const from = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+const quietReport = `metrics=orders,net_revenue&dimensions=date&from=${from(365)}&to=${today}`;
+const widest = `metrics=orders,net_revenue,gross_sales&dimensions=date,store,country,status,customer_type&from=${from(729)}&to=${today}`;
+const compared = `metrics=orders,net_revenue,new_customers&dimensions=date,country&from=${from(365)}&to=${today}&compare=previous_year`;
+
+/** The quiet organization's uncached reports, one after the other, for the phase's length. */
+async function quietPhase(): Promise<number[]> {
+  const ms: number[] = [];
+  const end = performance.now() + SECONDS * 1000;
+  while (performance.now() < end) {
+    const at = performance.now();
+    const status = await get(quietReport, quietKey);
+    if (status === 200) ms.push(performance.now() - at);
+  }
+  return ms;
+}
+
+try {
+  // Both snapshots built before timing (the first answers come from SQL meanwhile).
+  for (let i = 0; i < 3; i++) await Promise.all([get(quietReport, quietKey), get(widest, noisyKey)]);
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  const alone = await quietPhase();
+  console.log(
+    `quiet alone: ${alone.length} reports, p50 ${percentile(alone, 50).toFixed(0)} ms, p95 ${percentile(alone, 95).toFixed(0)} ms (load ${load()})`,
+  );
+  let running = true;
+  const noisyStatuses: Record<string, number> = {};
+  const noisyClients = [0, 1, 2, 3].map(async (client) => {
+    for (let n = 0; running; n++) {
+      const status = await get((client + n) % 2 === 0 ? widest : compared, noisyKey);
+      noisyStatuses[status] = (noisyStatuses[status] ?? 0) + 1;
+    }
+  });
+  const noisy = await quietPhase();
+  running = false;
+  await Promise.all(noisyClients);
+  console.log(
+    `quiet beside the noisy one: ${noisy.length} reports, p50 ${percentile(noisy, 50).toFixed(0)} ms, p95 ${percentile(noisy, 95).toFixed(0)} ms (load ${load()}); noisy answers by status ${JSON.stringify(noisyStatuses)}`,
+  );
+  console.log(`p95 ratio noisy/alone: ${(percentile(noisy, 95) / percentile(alone, 95)).toFixed(1)}×`);
+} finally {
+  await server.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
