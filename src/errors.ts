@@ -30,6 +30,18 @@ export const ERROR_KINDS = {
     doc: 'Unknown dimension or metric ids (P2).',
     message: fixed('Dimensions ou métriques inconnues'),
   },
+  INCOMPATIBLE_METRICS: {
+    status: 400,
+    doc: 'Order metrics that have no single meaning per product, asked with a line dimension (L4).',
+    message: (metrics: readonly { readonly id: string; readonly replacement?: string }[]) =>
+      `Métriques incompatibles avec les dimensions de ligne (produit, variante, SKU, catégorie) : ${metrics
+        .map(({ id, replacement }) =>
+          replacement === undefined
+            ? `${id} (sans équivalent par produit)`
+            : `${id} (utilisez ${replacement})`,
+        )
+        .join(', ')}`,
+  },
   UNAUTHENTICATED: {
     status: 401,
     doc: 'Missing, malformed, unknown or revoked API key (K3); no session on a web page.',

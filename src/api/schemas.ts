@@ -9,7 +9,7 @@
 // of the two where JSON Schema cannot say a rule (decimal digits only, a real time zone, `from`
 // not after `to`): those answers are the documented 400s.
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
-import { DIMENSIONS, METRICS } from '../catalog.js';
+import { atLineGrain, DIMENSIONS, GRAINS, METRICS } from '../catalog.js';
 import { ERROR_CODES, ERROR_KINDS, type ErrorCode } from '../errors.js';
 import { COMPARE_MODES } from '../query/compare.js';
 import { GRANULARITIES } from '../query/dates.js';
@@ -21,12 +21,25 @@ import {
   MAX_FILTER_VALUES,
   MAX_LIMIT,
   MAX_OFFSET,
+  CATALOG_SCOPES,
   parseIdList,
   type RawQuery,
 } from '../query/parse.js';
 
 const DIMENSION_IDS = DIMENSIONS.map((d) => d.id);
 const METRIC_IDS = METRICS.map((m) => m.id);
+const LINE_DIMENSION_IDS = DIMENSIONS.filter((d) => d.grain === 'line').map((d) => d.id);
+
+/** L4, from the catalog: what each order metric becomes at line grain. */
+const GRAIN_RULE = METRICS.filter((m) => m.grain === 'order')
+  .map((m) => {
+    const reading = atLineGrain(m.id);
+    if (reading.kind === 'distinct') return `\`${m.id}\` counts distinct`;
+    return reading.kind === 'refused'
+      ? `\`${m.id}\` is refused${reading.replacement ? ` (use \`${reading.replacement}\`)` : ''}`
+      : '';
+  })
+  .join(', ');
 
 /**
  * A comma-separated list (P1), documented as OpenAPI's `style: form, explode: false` (openapi.ts).
@@ -45,19 +58,27 @@ const filter = (dimension: string, description: string, examples: readonly strin
     }),
   );
 
+const lineFilter = (dimension: string, examples: readonly string[][]) =>
+  Type.Optional(
+    commaList(Type.String({ minLength: 1, pattern: '^[^\\u0000]+$' }), {
+      minItems: 1,
+      maxItems: MAX_FILTER_VALUES,
+      description: `L6: keeps the order lines whose ${dimension} is one of these values (\`Unknown\` for none), and the orders with at least one kept line: order metrics count those orders whole, line metrics and line rows their kept lines only. Orders without lines are left out. Combines with every other filter with AND.`,
+      examples,
+    }),
+  );
+
 /** The query parameters of GET /api/reports/tabular (sections 6 and 14). Others are ignored (P7). */
 export const TabularParameters = Type.Object(
   {
     metrics: commaList(Type.Enum(METRIC_IDS), {
       minItems: 1,
-      description:
-        'P1, P2: metric ids, comma-separated, in the order of the answer. Blanks are trimmed, empty items and duplicates dropped. An unknown id is a 400 listing it in unknownMetrics.',
+      description: `P1, P2: metric ids, comma-separated, in the order of the answer. Blanks are trimmed, empty items and duplicates dropped. An unknown id is a 400 listing it in unknownMetrics. L3: the line metrics sum order lines. L4: with a line dimension, ${GRAIN_RULE}: 400 \`INCOMPATIBLE_METRICS\`.`,
       examples: [['orders', 'net_revenue']],
     }),
     dimensions: Type.Optional(
       commaList(Type.Enum(DIMENSION_IDS), {
-        description:
-          'P1, P2: dimension ids, comma-separated; rows are sorted by them in this order (T3). None: one row of totals (T5).',
+        description: `P1, P2: dimension ids, comma-separated; rows are sorted by them in this order (T3). None: one row of totals (T5). L2, L4: ${LINE_DIMENSION_IDS.map((d) => `\`${d}\``).join(', ')} are line dimensions: the rows are then made of order lines (a line is in the row of each of its categories, L5).`,
         examples: [['date', 'store']],
       }),
     ),
@@ -148,6 +169,19 @@ export const TabularParameters = Type.Object(
       [['new']],
     ),
     'filter.status': filter('status', 'Statuses as the store sent them.', [['completed', 'processing']]),
+    'filter.product': lineFilter('product name', [['T-shirt bio']]),
+    'filter.product_id': lineFilter('product id', [['1042']]),
+    'filter.variant': lineFilter('variant name', [['Bleu / M']]),
+    'filter.sku': lineFilter('SKU', [['TS-BIO-M']]),
+    'filter.category': lineFilter('categories (one of them)', [['Vêtements']]),
+    sort: Type.Optional(
+      commaList(Type.String({ pattern: `^-?(${[...DIMENSION_IDS, ...METRIC_IDS].join('|')})$` }), {
+        minItems: 1,
+        description:
+          'L7: the row order: requested dimension or metric ids, comma-separated, each prefixed with `-` for descending; metrics compare as numbers, dimensions as T3; remaining ties in T3 order; then `offset` and `limit` (`sort=-product_net_sales&limit=10` is the top ten). With `compare`, a metric sorts by the main period’s value. An id not requested, an empty key or a key given twice: 400 naming `sort`.',
+        examples: [['-product_net_sales'], ['store', '-orders']],
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -158,7 +192,21 @@ export const LIST_PARAMETERS: ReadonlySet<string> = new Set([
   'metrics',
   'dimensions',
   ...FILTER_DIMENSIONS.map((d) => `${FILTER_PREFIX}${d}`),
+  'sort',
 ]);
+
+/** The query parameters of GET /api/reports/catalog (L9). */
+export const CatalogParameters = Type.Object(
+  {
+    scope: Type.Optional(
+      Type.Enum(CATALOG_SCOPES, {
+        description:
+          'L9: `all` lists section 15’s line dimensions and metrics too, each entry with its `grain` (`order` or `line`). Without it, the reference’s catalog (G1). Anything else: 400 naming `scope`.',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
 
 /** The query string as Fastify parsed it: each parameter a text, or a list of texts when repeated. */
 export function rawQuery(parsed: unknown): RawQuery {
@@ -328,7 +376,16 @@ export const TabularBody = Type.Object(
 );
 
 const CatalogEntry = Type.Object(
-  { id: Type.String(), label: Type.String(), type: Type.String() },
+  {
+    id: Type.String(),
+    label: Type.String(),
+    type: Type.String(),
+    grain: Type.Optional(
+      Type.Enum(GRAINS, {
+        description: 'L9, with `scope=all` only: `line` for the entries that read order lines (L4).',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export const CatalogBody = Type.Object(
@@ -365,10 +422,16 @@ export const TABULAR_RESPONSES = {
   400: {
     ...errorResponse(
       400,
-      'P1–P6, F1, G2, O1, V1: a parameter is malformed or out of range (`INVALID_PARAMETER`), no metric is asked (`MISSING_METRICS`), or ids are unknown (`UNKNOWN_IDENTIFIERS`, with both lists).',
+      'P1–P6, F1, G2, O1, V1, L7: a parameter is malformed or out of range (`INVALID_PARAMETER`), no metric is asked (`MISSING_METRICS`), ids are unknown (`UNKNOWN_IDENTIFIERS`, with both lists), or order metrics are asked with a line dimension (`INCOMPATIBLE_METRICS`, L4).',
       {
         unknownDimensions: Type.Optional(Type.Array(Type.String(), { description: 'P2, F1.' })),
         unknownMetrics: Type.Optional(Type.Array(Type.String(), { description: 'P2.' })),
+        incompatibleMetrics: Type.Optional(
+          Type.Array(Type.String(), {
+            description:
+              'L4: the order metrics that have no meaning per product, in request order; `error` names the line metric to use instead where there is one.',
+          }),
+        ),
       },
     ),
     headers: RATE_HEADERS,
@@ -382,9 +445,12 @@ export const CATALOG_RESPONSES = {
     headers: { ...RATE_HEADERS, ...CACHE_CONTROL },
     content: json(CatalogBody),
   },
-  400: errorResponse(400, 'A malformed request, e.g. a body on this GET (`BAD_REQUEST`).', {}, [
-    'BAD_REQUEST',
-  ]),
+  400: errorResponse(
+    400,
+    'A malformed request, e.g. a body on this GET (`BAD_REQUEST`), or a `scope` other than `all` (`INVALID_PARAMETER`, L9).',
+    {},
+    ['BAD_REQUEST', 'INVALID_PARAMETER'],
+  ),
   ...KEYED_ERRORS,
 };
 
