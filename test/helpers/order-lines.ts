@@ -23,47 +23,30 @@ export interface RawLine {
   refunded_amount?: string | number;
 }
 
-export type OrderWithLines = Record<string, unknown> & {
+/** An order of the import format (section 12) with its lines (L1). */
+export interface OrderWithLines {
   readonly store: string;
   readonly id: string;
   readonly lines?: readonly RawLine[];
-};
+}
 
-const COLUMNS = [
-  'organization_id',
-  'store_id',
-  'external_id',
-  'line_id',
-  'position',
-  'product_id',
-  'variant_id',
-  'sku',
-  'product_name',
-  'variant_name',
-  'categories',
-  'quantity',
-  'subtotal',
-  'discount',
-  'refunded_quantity',
-  'refunded_amount',
-];
-const TYPES = [
-  'bigint',
-  'bigint',
-  'text',
-  'text',
-  'integer',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text[]',
-  'integer',
-  'numeric',
-  'numeric',
-  'integer',
-  'numeric',
+const COLUMNS: readonly (readonly [string, string])[] = [
+  ['store_id', 'bigint'],
+  ['external_id', 'text'],
+  ['line_id', 'text'],
+  ['position', 'integer'],
+  ['product_id', 'text'],
+  ['variant_id', 'text'],
+  ['sku', 'text'],
+  ['product_name', 'text'],
+  ['variant_name', 'text'],
+  // An array of arrays cannot be unnested one level: each line's categories travel as JSON.
+  ['categories', 'text'],
+  ['quantity', 'integer'],
+  ['subtotal', 'numeric'],
+  ['discount', 'numeric'],
+  ['refunded_quantity', 'integer'],
+  ['refunded_amount', 'numeric'],
 ];
 
 /** Imports `orders` (I2: a re-imported order's lines are replaced wholly; no `lines`, none). */
@@ -72,50 +55,56 @@ export async function importOrdersWithLines(
   organizationId: string,
   orders: readonly OrderWithLines[],
 ): Promise<void> {
-  const result = await importOrderRecords(
-    db,
-    organizationId,
-    orders.map(({ lines: _lines, ...order }) => order),
-  );
+  const records = orders.map(({ lines: _lines, ...order }) => order as Record<string, unknown>);
+  const result = await importOrderRecords(db, organizationId, records);
   if (result.refused) throw new Error(`fixture refused: ${JSON.stringify(result).slice(0, 500)}`);
   const stores = await db.query<{ id: string; address: string }>(
     'SELECT id, address FROM stores WHERE organization_id = $1',
     [organizationId],
   );
   const storeId = new Map(stores.map((s) => [String(s.address), String(s.id)]));
-  await db.transaction(async (tx) => {
-    for (const order of orders) {
-      const store = storeId.get(normalizeStoreAddress(order.store));
-      const key = [organizationId, store, String(order.id)];
-      await tx.query(
-        'DELETE FROM order_lines WHERE organization_id = $1 AND store_id = $2 AND external_id = $3',
-        key,
-      );
-      for (const [position, line] of (order.lines ?? []).entries()) {
-        const values = [
-          ...key,
-          line.line_id,
-          position,
-          line.product_id ?? null,
-          line.variant_id ?? null,
-          line.sku ?? null,
-          line.product_name,
-          line.variant_name ?? null,
-          [...(line.categories ?? [])],
-          line.quantity,
-          String(line.subtotal),
-          String(line.discount ?? 0),
-          line.refunded_quantity ?? 0,
-          String(line.refunded_amount ?? 0),
-        ];
-        const placeholders = TYPES.map((type, i) => `$${i + 1}::${type}`).join(', ');
-        await tx.query(`INSERT INTO order_lines (${COLUMNS.join(', ')}) VALUES (${placeholders})`, values);
-      }
-      // Migration 017: the order's row changes with its lines (data_version, change_xid).
-      await tx.query(
-        'UPDATE orders SET updated_at = now() WHERE organization_id = $1 AND store_id = $2 AND external_id = $3',
-        key,
-      );
+  // The last import of an order wins (I2), as in the import itself.
+  const last = new Map(orders.map((o) => [`${normalizeStoreAddress(o.store)}\u0000${o.id}`, o]));
+  const keys = [...last.values()].map((o) => [storeId.get(normalizeStoreAddress(o.store)), String(o.id)]);
+  const columns: unknown[][] = COLUMNS.map(() => []);
+  for (const order of last.values()) {
+    for (const [position, line] of (order.lines ?? []).entries()) {
+      const row = [
+        storeId.get(normalizeStoreAddress(order.store)),
+        String(order.id),
+        line.line_id,
+        position,
+        line.product_id ?? null,
+        line.variant_id ?? null,
+        line.sku ?? null,
+        line.product_name,
+        line.variant_name ?? null,
+        JSON.stringify(line.categories ?? []),
+        line.quantity,
+        String(line.subtotal),
+        String(line.discount ?? 0),
+        line.refunded_quantity ?? 0,
+        String(line.refunded_amount ?? 0),
+      ];
+      row.forEach((value, i) => columns[i]?.push(value));
     }
+  }
+  const orderKeys = [keys.map((k) => k[0]), keys.map((k) => k[1])];
+  const byKey =
+    'organization_id = $1 AND (store_id, external_id) IN (SELECT * FROM unnest($2::bigint[], $3::text[]))';
+  await db.transaction(async (tx) => {
+    await tx.query(`DELETE FROM order_lines WHERE ${byKey}`, [organizationId, ...orderKeys]);
+    const unnested = COLUMNS.map(([, type], i) => `$${i + 2}::${type}[]`).join(', ');
+    const names = COLUMNS.map(([name]) => name);
+    const values = names.map((name) =>
+      name === 'categories' ? 'ARRAY(SELECT json_array_elements_text(categories::json))' : name,
+    );
+    await tx.query(
+      `INSERT INTO order_lines (organization_id, ${names.join(', ')})
+       SELECT $1, ${values.join(', ')} FROM unnest(${unnested}) AS x(${names.join(', ')})`,
+      [organizationId, ...columns],
+    );
+    // Migration 017: the order's row changes with its lines (data_version, change_xid).
+    await tx.query(`UPDATE orders SET updated_at = now() WHERE ${byKey}`, [organizationId, ...orderKeys]);
   });
 }

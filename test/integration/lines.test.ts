@@ -21,7 +21,7 @@ import { startSqlEngineApp, startTestService, type TestService } from '../helper
 import { importOrdersWithLines, type OrderWithLines } from '../helpers/order-lines.js';
 
 const STORE = 'https://a.example';
-const ORDERS: OrderWithLines[] = [
+const ORDERS: (OrderWithLines & Record<string, unknown>)[] = [
   {
     store: STORE,
     id: 'o1',
