@@ -28,6 +28,8 @@ import {
 
 const DIMENSION_IDS = DIMENSIONS.map((d) => d.id);
 const METRIC_IDS = METRICS.map((m) => m.id);
+/** L7: every id, ascending or descending (`-`). */
+const SORT_KEYS = [...DIMENSION_IDS, ...METRIC_IDS].flatMap((id) => [id, `-${id}`]);
 const LINE_DIMENSION_IDS = DIMENSIONS.filter((d) => d.grain === 'line').map((d) => d.id);
 
 /** L4, from the catalog: what each order metric becomes at line grain. */
@@ -175,7 +177,7 @@ export const TabularParameters = Type.Object(
     'filter.sku': lineFilter('SKU', [['TS-BIO-M']]),
     'filter.category': lineFilter('categories (one of them)', [['Vêtements']]),
     sort: Type.Optional(
-      commaList(Type.String({ pattern: `^-?(${[...DIMENSION_IDS, ...METRIC_IDS].join('|')})$` }), {
+      commaList(Type.Enum(SORT_KEYS), {
         minItems: 1,
         description:
           'L7: the row order: requested dimension or metric ids, comma-separated, each prefixed with `-` for descending; metrics compare as numbers, dimensions as T3; remaining ties in T3 order; then `offset` and `limit` (`sort=-product_net_sales&limit=10` is the top ten). With `compare`, a metric sorts by the main period’s value. An id not requested, an empty key or a key given twice: 400 naming `sort`.',
