@@ -30,6 +30,18 @@ export const ERROR_KINDS = {
     doc: 'Unknown dimension or metric ids.',
     message: fixed('Dimensions ou métriques inconnues'),
   },
+  INCOMPATIBLE_METRICS: {
+    status: 400,
+    doc: 'Order metrics that have no single meaning per product, asked with a line dimension.',
+    message: (metrics: readonly { readonly id: string; readonly replacement?: string }[]) =>
+      `Métriques incompatibles avec les dimensions de ligne (produit, variante, SKU, catégorie) : ${metrics
+        .map(({ id, replacement }) =>
+          replacement === undefined
+            ? `${id} (sans équivalent par produit)`
+            : `${id} (utilisez ${replacement})`,
+        )
+        .join(', ')}`,
+  },
   UNAUTHENTICATED: {
     status: 401,
     doc: 'Missing, malformed, unknown or revoked API key; no session on a web page.',

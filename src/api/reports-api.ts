@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
-import { DIMENSIONS, METRICS } from '../catalog.js';
+import { FULL_CATALOG, REFERENCE_CATALOG } from '../catalog.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
 import { appError, AppError, invalidParameter } from '../errors.js';
@@ -11,13 +11,26 @@ import type { ApiCaller } from '../auth/authenticate.js';
 import { runTabularReport } from '../domain/tabular-report.js';
 import type { ReportEngine } from '../metrics/engine.js';
 import type { TimeZones } from '../metrics/time-zones.js';
-import { parseTabularQuery, type Format, type RawQuery } from '../query/parse.js';
+import {
+  parseCatalogScope,
+  parseTabularQuery,
+  type CatalogScope,
+  type Format,
+  type RawQuery,
+} from '../query/parse.js';
 import { sharedCounterStore } from '../limits/rate-limit-store.js';
 import { redisFallbackWarning } from '../limits/redis.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { apiAuthentication } from './api-authentication.js';
 import { answerFormat } from './negotiation.js';
-import { CATALOG_RESPONSES, rawQuery, schemaView, TABULAR_RESPONSES, TabularParameters } from './schemas.js';
+import {
+  CATALOG_RESPONSES,
+  CatalogParameters,
+  rawQuery,
+  schemaView,
+  TABULAR_RESPONSES,
+  TabularParameters,
+} from './schemas.js';
 import { CACHE_TTL_S, type ResponseCache } from './response-cache.js';
 import type { AnswerBudget } from '../limits/answer-budget.js';
 import { sendAnswer } from './send-answer.js';
@@ -34,7 +47,11 @@ export interface ReportsApiDeps {
   readonly timeZones: () => Promise<TimeZones>;
 }
 
-const CATALOG_BODY = JSON.stringify({ dimensions: DIMENSIONS, metrics: METRICS }); // G1
+/** G1 without `scope`; L9 with `scope=all`. */
+const CATALOG_BODIES: Readonly<Record<CatalogScope, string>> = {
+  reference: JSON.stringify(REFERENCE_CATALOG),
+  all: JSON.stringify(FULL_CATALOG),
+};
 
 const CONTENT_TYPES: Readonly<Record<Format, string>> = {
   json: 'application/json; charset=utf-8',
@@ -73,26 +90,33 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
     return request.caller;
   };
 
-  app.get(
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+  typed.get(
     '/api/reports/catalog',
     {
       onRequest: authenticate,
+      schema: { querystring: CatalogParameters },
+      attachValidation: true,
       config: {
         docResponses: CATALOG_RESPONSES,
         docOperation: {
-          summary: 'The dimensions and metrics, with their French labels',
+          summary:
+            "The dimensions and metrics, with their French labels (and, with scope=all, the order lines' ones and each one's grain)",
           operationId: 'getCatalog',
         },
       },
     },
-    async (_request, reply) =>
-      reply
+    async (request, reply) => {
+      // The parse step's French message (E1) for a `scope` the schema refused too.
+      const scope = parseCatalogScope(rawQuery(request.query));
+      if (request.validationError) throw schemaRefusal(request.validationError.validation);
+      return reply
         .header('cache-control', `private, max-age=${CACHE_TTL_S}`)
         .type('application/json; charset=utf-8')
-        .send(CATALOG_BODY),
+        .send(CATALOG_BODIES[scope]);
+    },
   );
 
-  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   // The schema reads the query with its lists split (schemaView); the parse step reads it as it came.
   const rawQueries = new WeakMap<FastifyRequest, RawQuery>();
   typed.get(

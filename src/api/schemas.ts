@@ -9,7 +9,7 @@
 // of the two where JSON Schema cannot say a rule (decimal digits only, a real time zone, `from`
 // not after `to`): those answers are the documented 400s.
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
-import { DIMENSIONS, METRICS } from '../catalog.js';
+import { atLineGrain, DIMENSIONS, GRAINS, METRICS } from '../catalog.js';
 import { ERROR_CODES, ERROR_KINDS, type ErrorCode } from '../errors.js';
 import { COMPARE_MODES } from '../query/compare.js';
 import { GRANULARITIES } from '../query/dates.js';
@@ -21,12 +21,27 @@ import {
   MAX_FILTER_VALUES,
   MAX_LIMIT,
   MAX_OFFSET,
+  CATALOG_SCOPES,
   parseIdList,
   type RawQuery,
 } from '../query/parse.js';
 
 const DIMENSION_IDS = DIMENSIONS.map((d) => d.id);
 const METRIC_IDS = METRICS.map((m) => m.id);
+/** L7: every id, ascending or descending (`-`). */
+const SORT_KEYS = [...DIMENSION_IDS, ...METRIC_IDS].flatMap((id) => [id, `-${id}`]);
+const LINE_DIMENSION_IDS = DIMENSIONS.filter((d) => d.grain === 'line').map((d) => d.id);
+
+/** L4, from the catalog: what each order metric becomes at line grain. */
+const GRAIN_RULE = METRICS.filter((m) => m.grain === 'order')
+  .map((m) => {
+    const reading = atLineGrain(m.id);
+    if (reading.kind === 'distinct') return `\`${m.id}\` counts distinct`;
+    return reading.kind === 'refused'
+      ? `\`${m.id}\` is refused${reading.replacement ? ` (use \`${reading.replacement}\`)` : ''}`
+      : '';
+  })
+  .join(', ');
 
 /**
  * A comma-separated list (P1), documented as OpenAPI's `style: form, explode: false` (openapi.ts).
@@ -45,19 +60,27 @@ const filter = (dimension: string, description: string, examples: readonly strin
     }),
   );
 
+const lineFilter = (dimension: string, examples: readonly string[][]) =>
+  Type.Optional(
+    commaList(Type.String({ minLength: 1, pattern: '^[^\\u0000]+$' }), {
+      minItems: 1,
+      maxItems: MAX_FILTER_VALUES,
+      description: `Keeps the order lines whose ${dimension} is one of these values (\`Unknown\` for none), and the orders with at least one kept line: order metrics count those orders whole, line metrics and line rows their kept lines only. Orders without lines are left out. Combines with every other filter with AND.`,
+      examples,
+    }),
+  );
+
 /** The query parameters of GET /api/reports/tabular (sections 6 and 14). Others are ignored (P7). */
 export const TabularParameters = Type.Object(
   {
     metrics: commaList(Type.Enum(METRIC_IDS), {
       minItems: 1,
-      description:
-        'Metric ids, comma-separated, in the order of the answer. Blanks are trimmed, empty items and duplicates dropped. An unknown id is a 400 listing it in unknownMetrics.',
+      description: `Metric ids, comma-separated, in the order of the answer. Blanks are trimmed, empty items and duplicates dropped. An unknown id is a 400 listing it in unknownMetrics. The line metrics sum order lines. With a line dimension, ${GRAIN_RULE}: 400 \`INCOMPATIBLE_METRICS\`.`,
       examples: [['orders', 'net_revenue']],
     }),
     dimensions: Type.Optional(
       commaList(Type.Enum(DIMENSION_IDS), {
-        description:
-          'Dimension ids, comma-separated; rows are sorted by them in this order, comparing values as text. None: one row of totals. An unknown id is a 400 listing it in unknownDimensions.',
+        description: `Dimension ids, comma-separated; rows are sorted by them in this order, comparing values as text. None: one row of totals. An unknown id is a 400 listing it in unknownDimensions. ${LINE_DIMENSION_IDS.map((d) => `\`${d}\``).join(', ')} are line dimensions: the rows are then made of order lines (a line is in the row of each of its categories).`,
         examples: [['date', 'store']],
       }),
     ),
@@ -149,6 +172,19 @@ export const TabularParameters = Type.Object(
       [['new']],
     ),
     'filter.status': filter('status', 'Statuses as the store sent them.', [['completed', 'processing']]),
+    'filter.product': lineFilter('product name', [['T-shirt bio']]),
+    'filter.product_id': lineFilter('product id', [['1042']]),
+    'filter.variant': lineFilter('variant name', [['Bleu / M']]),
+    'filter.sku': lineFilter('SKU', [['TS-BIO-M']]),
+    'filter.category': lineFilter('categories (one of them)', [['Vêtements']]),
+    sort: Type.Optional(
+      commaList(Type.Enum(SORT_KEYS), {
+        minItems: 1,
+        description:
+          'The row order: requested dimension or metric ids, comma-separated, each prefixed with `-` for descending; metrics compare as numbers, dimensions as text as without `sort`; remaining ties in the usual order (by the dimensions); then `offset` and `limit` (`sort=-product_net_sales&limit=10` is the top ten). With `compare`, a metric sorts by the main period’s value. An id not requested, an empty key or a key given twice: 400 naming `sort`.',
+        examples: [['-product_net_sales'], ['store', '-orders']],
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -159,7 +195,21 @@ export const LIST_PARAMETERS: ReadonlySet<string> = new Set([
   'metrics',
   'dimensions',
   ...FILTER_DIMENSIONS.map((d) => `${FILTER_PREFIX}${d}`),
+  'sort',
 ]);
+
+/** The query parameters of GET /api/reports/catalog (L9). */
+export const CatalogParameters = Type.Object(
+  {
+    scope: Type.Optional(
+      Type.Enum(CATALOG_SCOPES, {
+        description:
+          '`all` lists the order lines’ dimensions and metrics too, each entry with its `grain` (`order` or `line`). Without it, the reference’s ten metrics and five dimensions. Anything else: 400 naming `scope`.',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
 
 /** The query string as Fastify parsed it: each parameter a text, or a list of texts when repeated. */
 export function rawQuery(parsed: unknown): RawQuery {
@@ -335,7 +385,17 @@ export const TabularBody = Type.Object(
 );
 
 const CatalogEntry = Type.Object(
-  { id: Type.String(), label: Type.String(), type: Type.String() },
+  {
+    id: Type.String(),
+    label: Type.String(),
+    type: Type.String(),
+    grain: Type.Optional(
+      Type.Enum(GRAINS, {
+        description:
+          'With `scope=all` only: `line` for the entries that read order lines (a request with a line dimension is made of lines).',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export const CatalogBody = Type.Object(
@@ -374,7 +434,7 @@ export const TABULAR_RESPONSES = {
   400: {
     ...errorResponse(
       400,
-      'A parameter is malformed or out of range (`INVALID_PARAMETER`), no metric is asked (`MISSING_METRICS`), or ids are unknown (`UNKNOWN_IDENTIFIERS`, with both lists).',
+      'A parameter is malformed or out of range (`INVALID_PARAMETER`), no metric is asked (`MISSING_METRICS`), ids are unknown (`UNKNOWN_IDENTIFIERS`, with both lists), or order metrics are asked with a line dimension (`INCOMPATIBLE_METRICS`).',
       {
         unknownDimensions: Type.Optional(
           Type.Array(Type.String(), {
@@ -382,6 +442,12 @@ export const TABULAR_RESPONSES = {
           }),
         ),
         unknownMetrics: Type.Optional(Type.Array(Type.String(), { description: 'Unknown metric ids.' })),
+        incompatibleMetrics: Type.Optional(
+          Type.Array(Type.String(), {
+            description:
+              'The order metrics that have no meaning per product, in request order; `error` names the line metric to use instead where there is one.',
+          }),
+        ),
       },
     ),
     headers: RATE_HEADERS,
@@ -395,9 +461,12 @@ export const CATALOG_RESPONSES = {
     headers: { ...RATE_HEADERS, ...CACHE_CONTROL },
     content: json(CatalogBody),
   },
-  400: errorResponse(400, 'A malformed request, e.g. a body on this GET (`BAD_REQUEST`).', {}, [
-    'BAD_REQUEST',
-  ]),
+  400: errorResponse(
+    400,
+    'A malformed request, e.g. a body on this GET (`BAD_REQUEST`), or a `scope` other than `all` (`INVALID_PARAMETER`).',
+    {},
+    ['BAD_REQUEST', 'INVALID_PARAMETER'],
+  ),
   ...KEYED_ERRORS,
 };
 

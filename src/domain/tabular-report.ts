@@ -44,6 +44,7 @@ function tabularCacheKey(organization: Organization, q: TabularQuery, format: Fo
   if (format !== 'json' || !usesNoExtension(q)) key.push(format, q.filters, q.granularity, q.offset);
   // PC1: the comparison actually used (mode and resolved period).
   if (q.comparison) key.push(['compare', q.comparison.mode, q.comparison.from, q.comparison.to]);
+  if (q.sort) key.push(['sort', q.sort]); // L7, L10
   return JSON.stringify(key);
 }
 

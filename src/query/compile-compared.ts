@@ -4,7 +4,14 @@
 // the two joined by every dimension's value, then T3's order, O1's offset and T6's limit on the
 // matched rows, in the database.
 import type { MetricId } from '../catalog.js';
-import { bucketDateSql, groupedSelect, Params, type CompiledQuery, type Context } from './compile.js';
+import {
+  bucketDateSql,
+  groupedSelect,
+  Params,
+  rowOrder,
+  type CompiledQuery,
+  type Context,
+} from './compile.js';
 import { GRANULARITIES, type Granularity } from './dates.js';
 import { netRevenueSql } from './net-revenue.js';
 import type { ComparisonPlan, ReportPlan } from './plan.js';
@@ -40,6 +47,7 @@ export function compileComparedReport(
       net: netRevenueSql(plan.settings.deductions),
       granularity: plan.granularity,
       dateAsDate: true,
+      grain: plan.grain,
     };
     const end = params.bind(period.periodEnd, 'timestamptz');
     return { context, end, lines: groupedSelect(plan, params, { organization, context, end, excluded }) };
@@ -83,10 +91,11 @@ export function compileComparedReport(
     `${has} AS ${HAS_PREVIOUS}`,
   ];
   const offset = plan.offset > 0 ? ` OFFSET ${params.bind(plan.offset, 'integer')}` : '';
+  // L7 (a metric key: the main period's value) then T3, on the matched rows.
   const order =
     plan.dimensions.length === 0
       ? ''
-      : ` ORDER BY ${plan.dimensions.map((id) => `"${id}" COLLATE "C"`).join(', ')} LIMIT ${params.bind(plan.limit + 1, 'integer')}`;
+      : ` ORDER BY ${rowOrder(plan, mainColumn)} LIMIT ${params.bind(plan.limit + 1, 'integer')}`;
   const sql = [
     `WITH main AS (\n${main.lines.join('\n')}\n),`,
     `prev AS (\n${previous.lines.join('\n')}\n),`,

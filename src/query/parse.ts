@@ -1,6 +1,13 @@
 // Step 1 of the pipeline: the raw query string into a checked TabularQuery (SPEC section 6).
-import { isDimensionId, isMetricId, type DimensionId, type MetricId } from '../catalog.js';
-import { AppError, appError, ERROR_KINDS, invalidParameter } from '../errors.js';
+import {
+  atLineGrain,
+  dimensionGrain,
+  isDimensionId,
+  isMetricId,
+  type DimensionId,
+  type MetricId,
+} from '../catalog.js';
+import { AppError, appError, ERROR_KINDS, invalidParameter, quoted } from '../errors.js';
 import { resolveComparison, type Comparison } from './compare.js';
 import { FIRST_DAY, GRANULARITIES, isGranularity, LAST_DAY, type Granularity } from './dates.js';
 import { requirePeriod } from './period.js';
@@ -24,10 +31,28 @@ export interface TabularQuery {
   readonly offset: number;
   /** PC1: the comparison period, when the request asks for one. */
   readonly comparison?: Comparison;
+  /** L7: the row order, when the request gives one (T3 otherwise). */
+  readonly sort?: readonly SortKey[];
 }
 
-/** F1: the dimensions a report can be filtered on. */
-export const FILTER_DIMENSIONS = ['store', 'country', 'customer_type', 'status'] as const;
+/** L7: one key of `sort`: a requested dimension or metric, ascending or descending. */
+export interface SortKey {
+  readonly id: DimensionId | MetricId;
+  readonly descending: boolean;
+}
+
+/** F1 then L6: the dimensions a report can be filtered on, in the order the answer echoes them. */
+export const FILTER_DIMENSIONS = [
+  'store',
+  'country',
+  'customer_type',
+  'status',
+  'product',
+  'product_id',
+  'variant',
+  'sku',
+  'category',
+] as const satisfies readonly DimensionId[];
 export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
 export type Filters = Readonly<Partial<Record<FilterDimension, readonly string[]>>>;
 export const FILTER_PREFIX = 'filter.';
@@ -162,6 +187,10 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
   if (metricIds.length === 0) {
     throw appError('MISSING_METRICS');
   }
+  const dimensions = dimensionIds.filter(isDimensionId);
+  const metrics = metricIds.filter(isMetricId);
+  checkGrain(dimensions, metrics); // L4
+  const sort = sortKeys(raw, dimensions, metrics); // L7
   const { from, to } = requirePeriod(single(raw, 'from'), single(raw, 'to'), context.today); // P3, P4
   const timezone = single(raw, 'timezone') ?? 'UTC';
   if (!context.isTimeZone(timezone)) {
@@ -186,8 +215,8 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     if (comparison) checkCalendarEdges(comparison.from, comparison.to, timezone, context);
   }
   return {
-    dimensions: dimensionIds.filter(isDimensionId),
-    metrics: metricIds.filter(isMetricId),
+    dimensions,
+    metrics,
     from,
     to,
     timezone,
@@ -197,7 +226,54 @@ export function parseTabularQuery(raw: RawQuery, context: ParseContext): Tabular
     granularity: dimensionIds.includes('date') ? bucket : NO_EXTENSIONS.granularity,
     offset: integerParameter(raw, 'offset', NO_EXTENSIONS.offset, 0, MAX_OFFSET),
     ...(comparison ? { comparison } : {}),
+    ...(sort ? { sort } : {}),
   };
+}
+
+/**
+ * L4: at line grain (a line dimension is asked), the order metrics the catalog refuses there are a
+ * 400 naming each, with its line replacement, in request order.
+ */
+function checkGrain(dimensions: readonly DimensionId[], metrics: readonly MetricId[]): void {
+  if (!dimensions.some((id) => dimensionGrain(id) === 'line')) return;
+  const refused = metrics.flatMap((id) => {
+    const reading = atLineGrain(id);
+    if (reading.kind !== 'refused') return [];
+    return [reading.replacement === undefined ? { id } : { id, replacement: reading.replacement }];
+  });
+  if (refused.length === 0) return;
+  const error = appError('INCOMPATIBLE_METRICS', refused);
+  throw new AppError(error.code, error.message, { incompatibleMetrics: refused.map((m) => m.id) });
+}
+
+/** L7: `sort`'s keys, each a requested id once, `-` for descending; undefined without `sort`. */
+function sortKeys(
+  raw: RawQuery,
+  dimensions: readonly DimensionId[],
+  metrics: readonly MetricId[],
+): SortKey[] | undefined {
+  const value = raw.sort;
+  if (value === undefined) return undefined;
+  const text = typeof value === 'string' ? value : value.join(',');
+  const requested: readonly string[] = [...dimensions, ...metrics];
+  const keys: SortKey[] = [];
+  for (const item of text.split(',')) {
+    const key = item.trim();
+    const descending = key.startsWith('-');
+    const id = descending ? key.slice(1).trim() : key;
+    if (id === '')
+      throw invalidParameter('sort', text, 'clé vide : des identifiants séparés par des virgules');
+    const known = requested.find((r): r is DimensionId | MetricId => r === id);
+    if (known === undefined)
+      throw invalidParameter(
+        'sort',
+        text,
+        `${quoted(id, 40)} n’est ni une dimension ni une métrique demandée`,
+      );
+    if (keys.some((k) => k.id === known)) throw invalidParameter('sort', text, `${known} donné deux fois`);
+    keys.push({ id: known, descending });
+  }
+  return keys;
 }
 
 /**
@@ -222,4 +298,15 @@ function checkCalendarEdges(from: string, to: string, timezone: string, context:
       `avec la dimension date et to = ${LAST_DAY}, ce fuseau placerait des commandes en l’an 10000 : to au plus tard 9999-12-30, ou un fuseau à l’ouest de UTC`,
     );
   }
+}
+
+/** L9: `GET /api/reports/catalog?scope=all` lists section 15's entries too; without `scope`, G1. */
+export const CATALOG_SCOPES = ['all'] as const;
+export type CatalogScope = 'reference' | (typeof CATALOG_SCOPES)[number];
+
+export function parseCatalogScope(raw: RawQuery): CatalogScope {
+  const text = single(raw, 'scope');
+  if (text === undefined) return 'reference';
+  if (text !== 'all') throw invalidParameter('scope', text, 'all attendu, ou pas de paramètre scope');
+  return text;
 }

@@ -1,9 +1,16 @@
 // Step 2: a checked query and the authenticated organization's settings into a plan that says
 // exactly what to compute. Pure, so a plan can be shown without a database (a dry run).
-import type { DimensionId, MetricId, ReportSettings } from '../catalog.js';
+import {
+  dimensionGrain,
+  metricGrain,
+  type DimensionId,
+  type Grain,
+  type MetricId,
+  type ReportSettings,
+} from '../catalog.js';
 import type { Comparison } from './compare.js';
 import { addDays, dayStart, type Granularity } from './dates.js';
-import type { Filters, TabularQuery } from './parse.js';
+import type { Filters, SortKey, TabularQuery } from './parse.js';
 
 export interface ReportPlan {
   /** Tenancy: the compiler filters every statement by this id. */
@@ -29,6 +36,12 @@ export interface ReportPlan {
    * engine then answers matched rows (src/metrics/compared-rows.ts).
    */
   readonly comparison?: ComparisonPlan;
+  /** L4: `line` when a line dimension is asked: rows are made of lines. */
+  readonly grain: Grain;
+  /** L3, L6: a line metric or a line filter is asked: the order lines are read. */
+  readonly readsLines: boolean;
+  /** L7: the row order's keys before T3's (none: T3 alone). */
+  readonly sort: readonly SortKey[];
 }
 
 /** PC1: the comparison period as the echo shows it, and its instants as T1 reads them. */
@@ -65,5 +78,11 @@ export function planReport(
       query.filters.customer_type !== undefined ||
       query.metrics.some((m) => FIRST_ORDER_METRICS.has(m)),
     ...(query.comparison ? { comparison: { ...query.comparison, ...instants(query.comparison) } } : {}),
+    grain: query.dimensions.some((id) => dimensionGrain(id) === 'line') ? 'line' : 'order',
+    readsLines:
+      query.dimensions.some((id) => dimensionGrain(id) === 'line') ||
+      query.metrics.some((id) => metricGrain(id) === 'line') ||
+      Object.keys(query.filters).some((id) => dimensionGrain(id as DimensionId) === 'line'),
+    sort: query.sort ?? [],
   };
 }

@@ -3,7 +3,8 @@
 // (S1, S2) and a query in, the response body and the truncation flag out, exactly as the SPEC says
 // the API returns them. Money is integer cents in BigInt; instants are exact nanoseconds.
 // Section 14 too: F1 filters, G2 granularity, O1 offset, their fields in the body, and the cells
-// of a V1 CSV answer (csvCells).
+// of a V1 CSV answer (csvCells). Section 15 too: order lines (L1), line dimensions and metrics at
+// line and order grain (L2–L4), multi-valued categories (L5), line filters (L6), `sort` (L7).
 
 export const DIMENSION_IDS = ['date', 'store', 'country', 'customer_type', 'status'] as const;
 export const METRIC_IDS = [
@@ -18,13 +19,34 @@ export const METRIC_IDS = [
   'new_customers',
   'returning_customers',
 ] as const;
-export type DimensionId = (typeof DIMENSION_IDS)[number];
-export type MetricId = (typeof METRIC_IDS)[number];
+/** L2, L3: section 15's dimensions and metrics (read from order lines). */
+export const LINE_DIMENSION_IDS = ['product', 'product_id', 'variant', 'sku', 'category'] as const;
+export const LINE_METRIC_IDS = [
+  'units_sold',
+  'units_refunded',
+  'product_gross_sales',
+  'product_discounts',
+  'product_refunds',
+  'product_net_sales',
+] as const;
+/** L4: the order metrics that mean something at line grain, counted distinct there. */
+export const DISTINCT_AT_LINE_GRAIN = [
+  'orders',
+  'unique_customers',
+  'new_customers',
+  'returning_customers',
+] as const;
+export type LineDimensionId = (typeof LINE_DIMENSION_IDS)[number];
+export type LineMetricId = (typeof LINE_METRIC_IDS)[number];
+export type DimensionId = (typeof DIMENSION_IDS)[number] | LineDimensionId;
+export type MetricId = (typeof METRIC_IDS)[number] | LineMetricId;
 export type Deduction = 'refunds' | 'taxes' | 'shipping' | 'fees';
 
 /** F1: the dimensions a report can be filtered on, in the order the body lists their filters. */
 export const FILTER_DIMENSIONS = ['store', 'country', 'customer_type', 'status'] as const;
-export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+/** L6: the line filters, listed after F1's. */
+export const ALL_FILTER_DIMENSIONS = [...FILTER_DIMENSIONS, ...LINE_DIMENSION_IDS] as const;
+export type FilterDimension = (typeof ALL_FILTER_DIMENSIONS)[number];
 export type Filters = Partial<Record<FilterDimension, readonly string[]>>;
 /** G2 */
 export const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'] as const;
@@ -48,6 +70,30 @@ export interface RawOrder {
   refund_total?: string | number;
   refund_tax?: string | number;
   refund_shipping?: string | number;
+  /** L1: the order's lines; absent, none. */
+  lines?: RawLine[];
+}
+
+/** One order line (L1). */
+export interface RawLine {
+  line_id: string;
+  product_id?: string | null;
+  variant_id?: string | null;
+  sku?: string | null;
+  product_name: string;
+  variant_name?: string | null;
+  categories?: string[];
+  quantity: number;
+  subtotal: string | number;
+  discount?: string | number;
+  refunded_quantity?: number;
+  refunded_amount?: string | number;
+}
+
+/** L7: one key of `sort`. */
+export interface SortKey {
+  id: string;
+  descending: boolean;
 }
 
 export interface ReportSettings {
@@ -81,6 +127,8 @@ export interface OracleQuery {
   offset?: number;
   /** PC1: the comparison as the request gave it (custom: with its two days, before P4's cap). */
   compare?: OracleCompare;
+  /** L7: the row order's keys before T3's. */
+  sort?: SortKey[];
 }
 
 /** PC1's parameters. */
@@ -157,17 +205,40 @@ export function queryFromSearch(params: URLSearchParams): OracleQuery {
   const filterIds = [...new Set([...params.keys()].filter((k) => k.startsWith('filter.')))].map((k) =>
     k.slice('filter.'.length),
   );
+  const allDimensions: readonly string[] = [...DIMENSION_IDS, ...LINE_DIMENSION_IDS];
+  const allMetrics: readonly string[] = [...METRIC_IDS, ...LINE_METRIC_IDS];
   const unknown = [
-    ...dimensions.filter((d) => !(DIMENSION_IDS as readonly string[]).includes(d)),
-    ...filterIds.filter((f) => !(FILTER_DIMENSIONS as readonly string[]).includes(f)),
-    ...metrics.filter((m) => !(METRIC_IDS as readonly string[]).includes(m)),
+    ...dimensions.filter((d) => !allDimensions.includes(d)),
+    ...filterIds.filter((f) => !(ALL_FILTER_DIMENSIONS as readonly string[]).includes(f)),
+    ...metrics.filter((m) => !allMetrics.includes(m)),
   ];
   if (unknown.length > 0 || metrics.length === 0) throw new Error(`oracle: not a valid request (${unknown})`);
+  // L4: at line grain, only the distinct counts and the line metrics.
+  if (
+    dimensions.some((d) => (LINE_DIMENSION_IDS as readonly string[]).includes(d)) &&
+    metrics.some(
+      (m) =>
+        !(LINE_METRIC_IDS as readonly string[]).includes(m) &&
+        !(DISTINCT_AT_LINE_GRAIN as readonly string[]).includes(m),
+    )
+  )
+    throw new Error('oracle: INCOMPATIBLE_METRICS');
+  // L7: requested ids, each once, `-` for descending; no empty key.
+  const sortText = params.has('sort') ? params.getAll('sort').join(',') : undefined;
+  const sort = sortText?.split(',').map((item) => {
+    const key = item.trim();
+    const descending = key.startsWith('-');
+    const id = (descending ? key.slice(1) : key).trim();
+    if (id === '' || ![...dimensions, ...metrics].includes(id))
+      throw new Error(`oracle: invalid sort ${sortText}`);
+    return { id, descending };
+  });
+  if (sort && new Set(sort.map((k) => k.id)).size !== sort.length) throw new Error(`oracle: sort key twice`);
   const limit = params.get('limit');
 
   // F1: P1-style values; the parameter given twice is joined; no value left → 400.
   const filters: Filters = {};
-  for (const id of FILTER_DIMENSIONS) {
+  for (const id of ALL_FILTER_DIMENSIONS) {
     if (!params.has(`filter.${id}`)) continue;
     const values = resolveIds(params.getAll(`filter.${id}`));
     if (values.length === 0) throw new Error(`oracle: filter.${id} has no value`);
@@ -211,6 +282,7 @@ export function queryFromSearch(params: URLSearchParams): OracleQuery {
     ...(Object.keys(filters).length > 0 ? { filters } : {}),
     ...(granularity !== 'day' ? { granularity: granularity as Granularity } : {}),
     ...(offset !== 0 ? { offset } : {}),
+    ...(sort ? { sort } : {}),
   };
 }
 
@@ -366,7 +438,43 @@ export function countryOf(country: string | null | undefined): string {
   return value === '' ? 'Unknown' : value.toUpperCase();
 }
 
+/** A line as L2 and L3 read it: text values with `Unknown` for missing ones, amounts in cents. */
+interface Line {
+  product: string;
+  product_id: string;
+  variant: string;
+  sku: string;
+  /** L5: `Unknown` alone when the line has none. */
+  categories: string[];
+  units: bigint;
+  refundedUnits: bigint;
+  gross: bigint;
+  discount: bigint;
+  refunded: bigint;
+}
+
+/** L2: a missing text value (absent or empty) is `Unknown`. */
+const textOrUnknown = (value: string | null | undefined): string =>
+  value === undefined || value === null || value === '' ? 'Unknown' : value;
+
+function normalizeLine(raw: RawLine): Line {
+  return {
+    product: textOrUnknown(raw.product_name),
+    product_id: textOrUnknown(raw.product_id),
+    variant: textOrUnknown(raw.variant_name),
+    sku: textOrUnknown(raw.sku),
+    categories: raw.categories && raw.categories.length > 0 ? [...raw.categories] : ['Unknown'],
+    units: BigInt(raw.quantity),
+    refundedUnits: BigInt(raw.refunded_quantity ?? 0),
+    gross: parseCents(raw.subtotal),
+    discount: parseCents(raw.discount),
+    refunded: parseCents(raw.refunded_amount),
+  };
+}
+
 interface Order {
+  key: string;
+  lines: Line[];
   store: string;
   status: string;
   country: string;
@@ -384,6 +492,8 @@ interface Order {
 
 function normalize(raw: RawOrder): Order {
   return {
+    key: `${storeAddress(raw.store)}\u0000${String(raw.id)}`,
+    lines: (raw.lines ?? []).map(normalizeLine),
     store: storeAddress(raw.store),
     status: raw.status,
     country: countryOf(raw.billing_country),
@@ -437,7 +547,13 @@ export function compareCodePoints(a: string, b: string): number {
 
 interface Group {
   values: string[];
-  orders: bigint;
+  /** L4: distinct orders (one row per line at line grain). */
+  orderKeys: Set<string>;
+  units: bigint;
+  refundedUnits: bigint;
+  lineGross: bigint;
+  lineDiscounts: bigint;
+  lineRefunds: bigint;
   items: bigint;
   gross: bigint;
   net: bigint;
@@ -451,7 +567,12 @@ interface Group {
 function emptyGroup(values: string[]): Group {
   return {
     values,
-    orders: 0n,
+    orderKeys: new Set(),
+    units: 0n,
+    refundedUnits: 0n,
+    lineGross: 0n,
+    lineDiscounts: 0n,
+    lineRefunds: 0n,
     items: 0n,
     gross: 0n,
     net: 0n,
@@ -510,12 +631,14 @@ export function oracle(
         for (const m of query.metrics) row[m] = metricValue(g, m);
         return row;
       });
+  // L7: the sort keys first (rows are in T3 order already, and the sort is stable: ties keep it).
+  if (query.sort) allRows.sort((a, b) => compareBySort(a, b, query.sort!));
   // O1 then T6: skip `offset` rows (T5's single row too), keep `limit`; truncated when rows remain.
   const limit = query.limit ?? 10_000;
   const offset = query.offset ?? 0;
   const rows = allRows.slice(offset, offset + limit);
   // Section 14's fields only when they differ from their defaults, between timezone and rows.
-  const given = FILTER_DIMENSIONS.filter((d) => filters[d] !== undefined);
+  const given = ALL_FILTER_DIMENSIONS.filter((d) => filters[d] !== undefined);
   const body: OracleBody = {
     dimensions: [...query.dimensions],
     metrics: [...query.metrics],
@@ -604,7 +727,19 @@ export function rfc4180Violation(text: string): string | undefined {
 function metricValue(g: Group, metric: MetricId): number {
   switch (metric) {
     case 'orders':
-      return Number(g.orders);
+      return g.orderKeys.size;
+    case 'units_sold':
+      return Number(g.units - g.refundedUnits);
+    case 'units_refunded':
+      return Number(g.refundedUnits);
+    case 'product_gross_sales':
+      return centsToNumber(g.lineGross);
+    case 'product_discounts':
+      return centsToNumber(g.lineDiscounts);
+    case 'product_refunds':
+      return centsToNumber(g.lineRefunds);
+    case 'product_net_sales':
+      return centsToNumber(g.lineGross - g.lineDiscounts - g.lineRefunds);
     case 'items_sold':
       return Number(g.items);
     case 'gross_sales':
@@ -612,7 +747,7 @@ function metricValue(g: Group, metric: MetricId): number {
     case 'net_revenue':
       return centsToNumber(g.net);
     case 'average_order_value':
-      return centsToNumber(divideRounded(g.net, g.orders));
+      return centsToNumber(divideRounded(g.net, BigInt(g.orderKeys.size)));
     case 'taxes':
       return centsToNumber(g.taxes);
     case 'shipping':
@@ -624,6 +759,20 @@ function metricValue(g: Group, metric: MetricId): number {
     case 'returning_customers':
       return g.returningCustomers.size;
   }
+}
+
+/** L7: metrics (the main period's, as written) as numbers, dimensions as T3; `-` reverses. */
+function compareBySort(a: Row, b: Row, keys: readonly SortKey[]): number {
+  for (const { id, descending } of keys) {
+    const x = a[id];
+    const y = b[id];
+    const c =
+      typeof x === 'number' && typeof y === 'number'
+        ? Math.sign(x - y)
+        : compareCodePoints(String(x), String(y));
+    if (c !== 0) return descending ? -c : c;
+  }
+  return 0;
 }
 
 /** T3: groups by their values, first dimension first, by code point. */
@@ -662,14 +811,24 @@ function periodGroups(
       type = first >= start ? 'new' : 'returning';
     }
     // F1: every filter given must hold (AND), on the value the row would show.
-    const shown: Record<FilterDimension, string> = {
+    const shown: Record<(typeof FILTER_DIMENSIONS)[number], string> = {
       store: o.store,
       country: o.country,
       customer_type: type,
       status: o.status,
     };
     if (FILTER_DIMENSIONS.some((d) => filters[d] !== undefined && !filters[d].includes(shown[d]))) continue;
-    const values = query.dimensions.map((d) => {
+    // L6: the lines that match every line filter; with one, an order without a kept line is out.
+    const lineFilters = LINE_DIMENSION_IDS.filter((d) => filters[d] !== undefined);
+    const kept = o.lines.filter((line) =>
+      lineFilters.every((d) =>
+        d === 'category'
+          ? line.categories.some((c) => filters.category!.includes(c))
+          : filters[d]!.includes(line[d]),
+      ),
+    );
+    if (lineFilters.length > 0 && kept.length === 0) continue;
+    const orderValue = (d: (typeof DIMENSION_IDS)[number]): string => {
       switch (d) {
         case 'date':
           return bucketOf(dayInZone(o.at, query.timezone), granularity);
@@ -682,26 +841,67 @@ function periodGroups(
         case 'status':
           return o.status;
       }
-    });
-    const key = JSON.stringify(values);
-    let group = groups.get(key);
-    if (!group) {
-      group = emptyGroup(values);
-      groups.set(key, group);
+    };
+    const groupOf = (values: string[]): Group => {
+      const key = JSON.stringify(values);
+      let group = groups.get(key);
+      if (!group) {
+        group = emptyGroup(values);
+        groups.set(key, group);
+      }
+      return group;
+    };
+    const isLine = (d: DimensionId): d is LineDimensionId =>
+      (LINE_DIMENSION_IDS as readonly string[]).includes(d);
+    if (!query.dimensions.some(isLine)) {
+      // Order grain: one row per order, line metrics over its kept lines.
+      const group = groupOf(query.dimensions.map((d) => orderValue(d as (typeof DIMENSION_IDS)[number])));
+      addOrder(group, o, type, settings);
+      for (const line of kept) addLine(group, line);
+      continue;
     }
-    group.orders += 1n;
-    group.items += o.items;
-    group.gross += o.total;
-    group.net += netCents(o, settings.deductions);
-    group.taxes += o.tax;
-    group.shipping += o.shipping;
-    if (o.customer !== undefined) {
-      group.customers.add(o.customer);
-      if (type === 'new') group.newCustomers.add(o.customer);
-      if (type === 'returning') group.returningCustomers.add(o.customer);
+    // L4 line grain: one row per kept line; L5: per category of the line with the category
+    // dimension (only the filtered ones when category is filtered too), once each.
+    for (const line of kept) {
+      const categories = query.dimensions.includes('category')
+        ? [...new Set(line.categories)].filter((c) => !filters.category || filters.category.includes(c))
+        : [''];
+      for (const category of categories) {
+        const values = query.dimensions.map((d) =>
+          !isLine(d) ? orderValue(d) : d === 'category' ? category : line[d],
+        );
+        const group = groupOf(values);
+        addOrder(group, o, type, settings);
+        addLine(group, line);
+      }
     }
   }
   return groups;
+}
+
+/** An order into a row, once however many of its lines the row holds (L4's distinct counts). */
+function addOrder(group: Group, o: Order, type: string, settings: ReportSettings): void {
+  if (group.orderKeys.has(o.key)) return;
+  group.orderKeys.add(o.key);
+  group.items += o.items;
+  group.gross += o.total;
+  group.net += netCents(o, settings.deductions);
+  group.taxes += o.tax;
+  group.shipping += o.shipping;
+  if (o.customer !== undefined) {
+    group.customers.add(o.customer);
+    if (type === 'new') group.newCustomers.add(o.customer);
+    if (type === 'returning') group.returningCustomers.add(o.customer);
+  }
+}
+
+/** L3: a line's amounts into a row. */
+function addLine(group: Group, line: Line): void {
+  group.units += line.units;
+  group.refundedUnits += line.refundedUnits;
+  group.lineGross += line.gross;
+  group.lineDiscounts += line.discount;
+  group.lineRefunds += line.refunded;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 /** Tables that belong to one organization; organizations itself is the tenant. */
 export const TENANT_TABLES = new Set([
   'orders',
+  'order_lines',
   'stores',
   'customer_first_orders',
   'api_keys',

@@ -25,7 +25,6 @@ import {
   resolveIds,
   rfc4180Violation,
   type DimensionId,
-  type FilterDimension,
   type Filters,
   type Granularity,
   type MetricId,
@@ -524,7 +523,7 @@ function generatePeriod(days: readonly string[]): { from: string; to: string } {
  * F1: the values a filter draws from: values rows show, values no row shows (other case, other
  * spelling, a trailing slash, absent ones) and statuses S1 may exclude.
  */
-const FILTER_VALUES: Record<FilterDimension, readonly string[]> = {
+const FILTER_VALUES: Record<(typeof FILTER_DIMENSIONS)[number], readonly string[]> = {
   store: [
     ...STORES,
     ...STORES,

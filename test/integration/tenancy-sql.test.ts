@@ -11,13 +11,14 @@ import { addStore, listStores } from '../../src/domain/stores.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { tenantTablesWithoutFilter } from '../helpers/tenancy.js';
+import { importOrdersWithLines, type OrderWithLines } from '../helpers/order-lines.js';
 
 // The one statement that cannot know the organization: finding it from keys' hashes (K2), for the
 // requests that share one lookup (src/auth/key-lookup.ts).
 const KEY_LOOKUP =
   /FROM api_keys k JOIN organizations o ON o\.id = k\.organization_id\s+WHERE k\.key_hash = ANY\(\$1::bytea\[\]\)/;
 
-test('tenancy: every statement emitted by imports, settings, keys and reports filters by organization', async () => {
+test('tenancy: every statement emitted by imports, settings, keys and reports (order lines too) filters by organization', async () => {
   const { db, config, cleanup } = await openTestDatabase({ RATE_LIMIT_MAX: '100000' });
   const statements: string[] = [];
   const recording: Database = {
@@ -64,6 +65,18 @@ test('tenancy: every statement emitted by imports, settings, keys and reports fi
         total: '12.00',
       },
     ]);
+    // Section 15: an order with lines (through the lines helper until the import reads them).
+    await importOrdersWithLines(recording, org.id, [
+      {
+        store: 'https://t.example',
+        id: '3',
+        created_at: '2026-03-03T10:00:00Z',
+        status: 'completed',
+        items: 1,
+        total: '8.00',
+        lines: [{ line_id: 'a', product_name: 'Mug', categories: ['Maison'], quantity: 1, subtotal: '8.00' }],
+      } as OrderWithLines,
+    ]);
     await updateReportSettings(recording, org.id, { excludedStatuses: ['failed'], deductions: ['taxes'] });
     const { key, prefix } = await createApiKey(recording, org.id, 'k');
     await listApiKeys(recording, org.id);
@@ -74,6 +87,18 @@ test('tenancy: every statement emitted by imports, settings, keys and reports fi
       const dimensions = DIMENSIONS.filter((_, i) => mask & (1 << i)).map((d) => d.id);
       const response = await app.inject({
         url: `/api/reports/tabular?metrics=orders,net_revenue,new_customers,returning_customers&dimensions=${dimensions.join(',')}&from=2026-03-01&to=2026-03-31`,
+        headers,
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    }
+    // L2–L7: line dimensions, line metrics at both grains, line filters, sort, PC1.
+    for (const query of [
+      'metrics=orders,units_sold,product_net_sales&dimensions=product,category,store&sort=-product_net_sales',
+      'metrics=gross_sales,product_net_sales&dimensions=date&filter.category=Maison&filter.sku=Unknown',
+      'metrics=new_customers,product_refunds&dimensions=variant,customer_type&filter.product=Mug&compare=previous_year',
+    ]) {
+      const response = await app.inject({
+        url: `/api/reports/tabular?${query}&from=2026-03-01&to=2026-03-31`,
         headers,
       });
       assert.equal(response.statusCode, 200, response.body);

@@ -146,6 +146,13 @@ async function within(promise: Promise<boolean>, ms: number): Promise<boolean> {
   }
 }
 
+/**
+ * Section 15: the snapshot holds no order lines yet, and its rows come out in T3's order only, so a
+ * plan that reads lines (L2–L6) or sorts them otherwise (L7) is answered by the SQL engine: the
+ * same answer on both engines (L10) until the snapshot learns lines.
+ */
+export const answersWithLines = (plan: ReportPlan): boolean => plan.readsLines || plan.sort.length > 0;
+
 export class ColumnarReportEngine implements ReportEngine {
   /** Map order is recency order: the first entry is the least recently used. */
   private readonly entries = new Map<string, Entry>();
@@ -164,6 +171,7 @@ export class ColumnarReportEngine implements ReportEngine {
   }
 
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
+    if (answersWithLines(plan)) return this.fallback.run(plan, signal);
     for (;;) {
       signal?.throwIfAborted();
       const held = this.entries.get(plan.organizationId)?.snapshot;

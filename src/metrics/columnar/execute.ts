@@ -89,6 +89,8 @@ function valuesOf(
       return snapshot.statuses.values;
     case 'customer_type':
       return CUSTOMER_TYPES;
+    default: // L2: line dimensions are answered by SQL (columnar-engine.ts's answersWithLines)
+      throw new RangeError(`dimension ${id} is not in the snapshot`);
   }
 }
 
@@ -491,5 +493,7 @@ function metricValue(id: MetricId, value: (field: number) => number): number {
       return value(NEW_CUSTOMERS);
     case 'returning_customers':
       return value(RETURNING_CUSTOMERS);
+    default: // L3: line metrics are answered by SQL (columnar-engine.ts's answersWithLines)
+      throw new RangeError(`metric ${id} is not in the snapshot`);
   }
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS } from '../../../src/catalog.js';
+import { atLineGrain, DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS, type MetricId } from '../../../src/catalog.js';
 import { compileReport } from '../../../src/query/compile.js';
 import { compileComparedReport } from '../../../src/query/compile-compared.js';
 import { NO_EXTENSIONS } from '../../../src/query/parse.js';
@@ -8,18 +8,34 @@ import { planReport } from '../../../src/query/plan.js';
 import { tenantTablesWithoutFilter } from '../../helpers/tenancy.js';
 
 const EVERY_FILTER = { store: ['s'], country: ['FR'], customer_type: ['new'], status: ['completed'] };
+/** L6: every line filter, and F1's with them. */
+const EVERY_LINE_FILTER = { product: ['p'], product_id: ['1'], variant: ['v'], sku: ['s'], category: ['c'] };
+const BOTH_FILTERS = { ...EVERY_FILTER, ...EVERY_LINE_FILTER };
 
-test('tenancy: for every combination of dimensions, with and without filters (F1), every table of the compiled query is filtered by organization', () => {
+/** L4: the metrics a request may ask with these dimensions (the others are refused at line grain). */
+const allowed = (dimensions: readonly string[], metrics: readonly MetricId[]): MetricId[] =>
+  DIMENSIONS.some((d) => d.grain === 'line' && dimensions.includes(d.id))
+    ? metrics.filter((m) => atLineGrain(m).kind !== 'refused')
+    : [...metrics];
+
+test('tenancy: for every combination of dimensions (L2 too), with and without filters (F1, L6), every table of the compiled query is filtered by organization', () => {
   const ids = DIMENSIONS.map((d) => d.id);
   let checked = 0;
   for (let mask = 0; mask < 1 << ids.length; mask++) {
     const dimensions = ids.filter((_, i) => mask & (1 << i));
     for (const metrics of [METRICS.map((m) => m.id), ['orders' as const], ['new_customers' as const]]) {
-      for (const filters of [{}, EVERY_FILTER, { store: ['s'] }, { customer_type: ['returning'] }]) {
+      for (const filters of [
+        {},
+        EVERY_FILTER,
+        { store: ['s'] },
+        { customer_type: ['returning'] },
+        EVERY_LINE_FILTER,
+        BOTH_FILTERS,
+      ]) {
         const plan = planReport(
           {
             dimensions,
-            metrics,
+            metrics: allowed(dimensions, metrics),
             from: '2026-01-01',
             to: '2026-01-31',
             timezone: 'UTC',
@@ -35,7 +51,7 @@ test('tenancy: for every combination of dimensions, with and without filters (F1
       }
     }
   }
-  assert.equal(checked, 384);
+  assert.equal(checked, 1024 * 3 * 6);
 });
 
 test('the tenancy checker itself catches a missing filter', () => {
@@ -59,11 +75,14 @@ test('tenancy, PC1: every table of a compared statement (both periods) is filter
   let checked = 0;
   for (let mask = 0; mask < 1 << ids.length; mask++) {
     const dimensions = ids.filter((_, i) => mask & (1 << i));
-    for (const filters of [{}, EVERY_FILTER]) {
+    for (const filters of [{}, EVERY_FILTER, BOTH_FILTERS]) {
       const plan = planReport(
         {
           dimensions,
-          metrics: METRICS.map((m) => m.id),
+          metrics: allowed(
+            dimensions,
+            METRICS.map((m) => m.id),
+          ),
           from: '2026-01-01',
           to: '2026-01-31',
           timezone: 'UTC',
@@ -80,5 +99,5 @@ test('tenancy, PC1: every table of a compared statement (both periods) is filter
       checked++;
     }
   }
-  assert.equal(checked, 64);
+  assert.equal(checked, 1024 * 3);
 });

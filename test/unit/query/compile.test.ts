@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_DEDUCTIONS, DIMENSIONS, METRICS, type Deduction } from '../../../src/catalog.js';
+import {
+  atLineGrain,
+  DEFAULT_DEDUCTIONS,
+  DIMENSIONS,
+  METRICS,
+  type Deduction,
+} from '../../../src/catalog.js';
 import { compileReport } from '../../../src/query/compile.js';
 import { netRevenueSql } from '../../../src/query/net-revenue.js';
 import { planReport } from '../../../src/query/plan.js';
@@ -25,16 +31,28 @@ test('T1: the plan covers from 00:00Z to the day after to, 00:00Z, whatever the 
   assert.equal(plan.organizationId, '7');
 });
 
-test('tenancy: every compiled query filters orders, stores and first orders by the organization', () => {
+test('tenancy: every compiled query filters orders, order lines, stores and first orders by the organization', () => {
   const plan = planReport(
-    query({ dimensions: DIMENSIONS.map((d) => d.id), metrics: METRICS.map((m) => m.id) }),
+    query({
+      dimensions: DIMENSIONS.map((d) => d.id),
+      metrics: METRICS.filter((m) => atLineGrain(m.id).kind !== 'refused').map((m) => m.id),
+    }),
     { id: '42', settings },
   );
   const { sql, params } = compileReport(plan);
   assert.equal(params[0], '42');
   assert.match(sql, /WHERE o\.organization_id = \$1::bigint/);
+  assert.match(sql, /JOIN order_lines l ON l\.organization_id = \$1::bigint/);
   assert.match(sql, /JOIN stores s ON s\.organization_id = o\.organization_id/);
   assert.match(sql, /customer_first_orders f ON f\.organization_id = \$1::bigint/);
+});
+
+test('L4: an order metric refused at line grain never compiles (the parse step refuses it first)', () => {
+  const plan = planReport(query({ dimensions: ['product'], metrics: ['gross_sales'] }), {
+    id: '1',
+    settings,
+  });
+  assert.throws(() => compileReport(plan), /at line grain: gross_sales/);
 });
 
 test('values are bound, never pasted: timezone, period, statuses and limit are parameters', () => {
