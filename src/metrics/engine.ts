@@ -22,6 +22,8 @@ export interface ReportRows {
 
 export interface ReportEngine {
   run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows>;
+  /** At a stop: ends the engine's background work (the columnar engine's saves). */
+  close?(): Promise<void>;
 }
 
 export class SqlReportEngine implements ReportEngine {
