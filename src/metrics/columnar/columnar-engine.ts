@@ -188,7 +188,7 @@ export class ColumnarReportEngine implements ReportEngine {
           : undefined;
         // PC1: both periods on the one snapshot this request caught up.
         const rows = plan.comparison
-          ? executeCompared(
+          ? await executeCompared(
               snapshot,
               { ...plan, comparison: plan.comparison },
               { main: buckets, previous: buckets && (await this.bucketsFor(plan.comparison, plan.timezone)) },
