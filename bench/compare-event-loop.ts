@@ -61,10 +61,10 @@ try {
           longestMs,
           longestWallMs,
         } = await longestStretch(async () => {
-          const response = await fetch(
-            `${baseUrl}/api/reports/tabular?${WIDEST}&offset=${offset++}&format=${format}${compare}`,
-            { headers: { authorization: `Bearer ${key}` } },
-          );
+          const url = `${baseUrl}/api/reports/tabular?${WIDEST}&offset=${offset++}&format=${format}${compare}`;
+          const ask = () => fetch(url, { headers: { authorization: `Bearer ${key}` } });
+          // A kept-alive connection the server closed just then: asked once more.
+          const response = await ask().catch(ask);
           if (response.status !== 200) throw new Error(`${response.status}: ${await response.text()}`);
           return (await response.arrayBuffer()).byteLength;
         });

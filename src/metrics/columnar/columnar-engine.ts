@@ -194,7 +194,7 @@ export class ColumnarReportEngine implements ReportEngine {
               { main: buckets, previous: buckets && (await this.bucketsFor(plan.comparison, plan.timezone)) },
               this.paths,
             )
-          : executePlan(snapshot, plan, buckets, this.paths);
+          : await executePlan(snapshot, plan, buckets, this.paths);
         if (rows) return rows;
         return this.fallback.run(plan, signal);
       }

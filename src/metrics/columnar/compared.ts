@@ -97,10 +97,10 @@ export async function executeCompared(
     periodStart: comparison.periodStart,
     periodEnd: comparison.periodEnd,
   };
-  const main = aggregate(snapshot, plan, buckets.main, paths);
-  await slices.next();
-  const previous = aggregate(snapshot, previousPlan, buckets.previous, paths);
-  await slices.next();
+  const main = await aggregate(snapshot, plan, buckets.main, paths, slices);
+  await slices.pause();
+  const previous = await aggregate(snapshot, previousPlan, buckets.previous, paths, slices);
+  await slices.pause();
   if (!main || !previous) return undefined;
   const values = (mainSlot: number, previousSlot: number) => ({
     current: (id: Parameters<typeof slotMetric>[2]) => slotMetric(main.sums, mainSlot, id),
