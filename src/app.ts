@@ -195,6 +195,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           ? app.log.debug(event, 'report snapshot')
           : app.log.info(event, 'report snapshot'),
     );
+  app.addHook('onClose', async () => computing.close?.());
   // Finding 6: computations behind slots, per organization and overall; past them, 503 busy.
   const total = config.reportConcurrency || (deps.db.engine === 'embedded' ? 2 : 8);
   // Issue 29: each organization queues up to 4 × its share behind itself; the queue as a whole

@@ -2,7 +2,7 @@
 // for a load balancer to take an instance out while its database is unreachable.
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Queryable } from '../db/database.js';
+import { databaseAnswers, type Queryable } from '../db/database.js';
 import { AppError, appError } from '../errors.js';
 
 export interface HealthDeps {
@@ -15,7 +15,7 @@ export async function healthRoutes(app: FastifyInstance, deps: HealthDeps): Prom
   app.get('/readyz', async (_request, reply) => {
     const redis = deps.redis === undefined ? 'off' : deps.redis.status === 'ready' ? 'up' : 'down';
     try {
-      await deps.db.query('SELECT 1');
+      await databaseAnswers(deps.db);
     } catch (error) {
       throw error instanceof AppError ? error : appError('DATABASE_UNAVAILABLE');
     }

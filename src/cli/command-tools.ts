@@ -2,7 +2,8 @@
 // database like the server does (joining a running server's embedded database through its socket, X1).
 import type { Config } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
-import { migrate, readMigrations } from '../db/migrate.js';
+import { migrate } from '../db/migrate.js';
+import { schemaIsCurrent } from '../db/schema-version.js';
 import { AppError } from '../errors.js';
 
 export interface CommandContext {
@@ -40,31 +41,6 @@ export async function withDatabase<T>(
     return await work(db);
   } finally {
     await db.close();
-  }
-}
-
-/**
- * Whether every migration is applied and none has work left (migration 004's rehash): one
- * statement. migrate() takes a lock and runs a transaction per migration, some thirty round
- * trips, which a small import would pay each time (issue 19, item 4); on the embedded engine each
- * may wait behind a running report for PGlite's one session. Anything unexpected (no table yet)
- * leaves the answer to migrate().
- */
-async function schemaIsCurrent(db: Database): Promise<boolean> {
-  try {
-    const [row] = await db.query<{ versions: number[]; pending: boolean }>(
-      `SELECT coalesce(array_agg(version ORDER BY version), '{}') AS versions,
-         EXISTS (SELECT 1 FROM customer_rehash_pending) AS pending FROM schema_migrations`,
-    );
-    const expected = readMigrations().map((m) => m.version);
-    return (
-      row !== undefined &&
-      !row.pending &&
-      row.versions.length === expected.length &&
-      row.versions.every((version, i) => version === expected[i])
-    );
-  } catch {
-    return false;
   }
 }
 

@@ -71,6 +71,11 @@ const CONNECTION_ERROR_CODES = new Set([
 ]);
 
 /** True when the database could not be reached, as opposed to a faulty statement. */
+/** Resolves when the database answers a statement at all (/readyz); rejects as the query would. */
+export async function databaseAnswers(db: Queryable): Promise<void> {
+  await db.query('SELECT 1');
+}
+
 export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const { code } = errorFields(error);

@@ -70,3 +70,40 @@ export function isRunning(mark: ProcessMark): boolean {
   if ((stat.flags & PF_EXITING) !== 0) return false;
   return mark.started === undefined || mark.started === stat.started;
 }
+
+/** A process as a file or folder name records it: `<pid>-t<start>`, or `<pid>` without /proc. */
+export const markName = (mark: ProcessMark): string =>
+  mark.started === undefined ? String(mark.pid) : `${mark.pid}-t${mark.started}`;
+
+/** The process markName() wrote, or undefined when `text` is not one. */
+export function markOf(text: string): ProcessMark | undefined {
+  const match = /^(\d+)(?:-t(\d+))?$/.exec(text);
+  if (!match?.[1]) return undefined;
+  return { pid: Number(match[1]), ...(match[2] ? { started: match[2] } : {}) };
+}
+
+/**
+ * Removes the entries of `dir` left by processes that no longer run (killed mid-upload, mid-import
+ * or mid-save), whatever their pid now names; `ownerOf` reads the owner from a name (undefined:
+ * not such a leftover). Other live processes' entries stay (several instances may share a folder).
+ */
+export function removeLeftoversOfDeadProcesses(
+  dir: string,
+  ownerOf: (name: string) => ProcessMark | undefined,
+): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (error) {
+    if (errorFields(error).code === 'ENOENT') return [];
+    throw error;
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const owner = ownerOf(name);
+    if (!owner || isRunning(owner)) continue;
+    fs.rmSync(`${dir}/${name}`, { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}

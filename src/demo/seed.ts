@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { Database } from '../db/database.js';
 import { createApiKey } from '../auth/api-keys.js';
-import { createOrganization, setSubscription } from '../domain/organizations.js';
+import { createOrganization, firstOrganizationSlug, setSubscription } from '../domain/organizations.js';
 import { addStore } from '../domain/stores.js';
 import { addUserToOrganization } from '../domain/users.js';
 import { importOrderRecords } from '../ingest/import.js';
@@ -23,8 +23,8 @@ export interface DemoAccess {
 export const DEMO_EMAIL = 'demo@sales-metrics.test';
 
 export async function seedDemo(db: Database, log: (line: string) => void): Promise<DemoAccess> {
-  const existing = await db.query<{ slug: string }>('SELECT slug FROM organizations ORDER BY id LIMIT 1');
-  if (existing[0]) return { created: false, slug: existing[0].slug };
+  const existing = await firstOrganizationSlug(db);
+  if (existing !== undefined) return { created: false, slug: existing };
   log('Base vide : création de la démo (deux ans de commandes)…');
   const org = await createOrganization(db, { name: 'Démo', currency: 'EUR' });
   await setSubscription(db, org.id, 'active');

@@ -81,6 +81,12 @@ export async function findOrganization(db: Queryable, slug: string): Promise<Org
   return toOrganization(rows[0]);
 }
 
+/** The slug of the oldest organization, if any (the demo's, when the demo seeded the database). */
+export async function firstOrganizationSlug(db: Queryable): Promise<string | undefined> {
+  const [row] = await db.query<{ slug: string }>('SELECT slug FROM organizations ORDER BY id LIMIT 1');
+  return row?.slug;
+}
+
 export function slugify(name: string): string {
   const base = name
     .normalize('NFD')

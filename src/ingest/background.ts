@@ -9,7 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { isRunning, ownMark, type ProcessMark } from '../db/process-identity.js';
+import {
+  markName,
+  markOf,
+  ownMark,
+  removeLeftoversOfDeadProcesses,
+  type ProcessMark,
+} from '../db/process-identity.js';
 import { importOrderFile } from './import.js';
 import { FAILED, HEARTBEAT_MS, INTERRUPTED, createJob, finishJob } from './jobs.js';
 
@@ -41,7 +47,7 @@ export class BackgroundImports {
     private readonly maxQueued = 20,
   ) {
     removeLeftoverSpools();
-    this.spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), `${SPOOL_PREFIX}${spoolOwner(ownMark)}-`));
+    this.spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), `${SPOOL_PREFIX}${markName(ownMark)}-`));
     this.timer = setInterval(() => void this.beatWaiting(), HEARTBEAT_MS);
     this.timer.unref();
   }
@@ -117,14 +123,10 @@ export class BackgroundImports {
   }
 }
 
-const spoolOwner = (mark: ProcessMark): string =>
-  mark.started === undefined ? String(mark.pid) : `${mark.pid}-t${mark.started}`;
-
 /** The process a spool folder's name records: `<pid>-t<start>-XXXXXX`, or `<pid>-XXXXXX` before. */
 function ownerOf(name: string): ProcessMark | undefined {
-  const match = /^(\d+)-(?:t(\d+)-)?[^-]+$/.exec(name.slice(SPOOL_PREFIX.length));
-  if (!match?.[1]) return undefined;
-  return { pid: Number(match[1]), ...(match[2] ? { started: match[2] } : {}) };
+  if (!name.startsWith(SPOOL_PREFIX)) return undefined;
+  return markOf(name.slice(SPOOL_PREFIX.length, name.lastIndexOf('-')));
 }
 
 /**
@@ -132,11 +134,5 @@ function ownerOf(name: string): ProcessMark | undefined {
  * pid now names; other instances' folders stay (several may share /tmp).
  */
 function removeLeftoverSpools(): void {
-  const dir = os.tmpdir();
-  for (const name of fs.readdirSync(dir)) {
-    if (!name.startsWith(SPOOL_PREFIX)) continue;
-    const owner = ownerOf(name);
-    if (!owner || isRunning(owner)) continue;
-    fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-  }
+  removeLeftoversOfDeadProcesses(os.tmpdir(), ownerOf);
 }

@@ -1,6 +1,6 @@
 // PC1: the second period of a compared report, and the change between two figures. Pure, shared
 // by the API (parse → plan → engines) and the Revenue page, so that both compare the same way.
-import { invalidParameter } from '../errors.js';
+import { AppError, invalidParameter, quoted } from '../errors.js';
 import { addDays, daysBetween, daysInMonth, FIRST_DAY, onOrBefore, type Granularity } from './dates.js';
 import { isPeriodProblem, resolvePeriod, type Period } from './period.js';
 
@@ -40,6 +40,20 @@ function beforeFirstDay(mode: CompareMode): never {
   );
 }
 
+/** PC1: `compare_from`/`compare_to` without `compare=custom`, a 400 naming each one given. */
+function refuseStrayBounds(compareFrom: string | undefined, compareTo: string | undefined): void {
+  if (compareFrom !== undefined && compareTo !== undefined) {
+    throw new AppError(
+      'INVALID_PARAMETER',
+      `Paramètres compare_from et compare_to invalides : « ${quoted(compareFrom)} », « ${quoted(compareTo)} » (seulement avec compare=custom)`,
+    );
+  }
+  if (compareFrom !== undefined)
+    throw invalidParameter('compare_from', compareFrom, 'seulement avec compare=custom');
+  if (compareTo !== undefined)
+    throw invalidParameter('compare_to', compareTo, 'seulement avec compare=custom');
+}
+
 /**
  * PC1: the comparison period for the main period (already resolved by P3 and P4), or undefined
  * without `compare`. `compare_from`/`compare_to` without `compare=custom` are refused, as is any
@@ -53,11 +67,7 @@ export function resolveComparison(
 ): Comparison | undefined {
   const { compare, compare_from: compareFrom, compare_to: compareTo } = parameters;
   if (compare === undefined || (compare !== 'custom' && isCompareMode(compare))) {
-    const stray =
-      compareFrom !== undefined ? 'compare_from' : compareTo !== undefined ? 'compare_to' : undefined;
-    if (stray !== undefined) {
-      throw invalidParameter(stray, parameters[stray] ?? '', 'seulement avec compare=custom');
-    }
+    refuseStrayBounds(compareFrom, compareTo);
   }
   if (compare === undefined) return undefined;
   if (!isCompareMode(compare))

@@ -51,12 +51,17 @@ export function daysBetween(from: string, to: string): number {
   return Math.round((toDate(to).getTime() - toDate(from).getTime()) / DAY_MS);
 }
 
+/** The signed year of a day this file may compute: '-0001-12-30' (before year 1) is -1. */
+const yearOf = (day: string): number => Number(day.slice(0, day.length - 6));
+
 /**
  * Whether day `a` is on or before day `b`. Past 9999-12-31 a day has a five-digit year
- * ('10000-01-01'), which sorts before '9999-12-31' as text: compare lengths first.
+ * ('10000-01-01'), which sorts before '9999-12-31' as text, and before 0001-01-01 a negative one
+ * ('-0001-12-30', longer than '0001-01-01'): compare the years as numbers, then month and day.
  */
 export function onOrBefore(a: string, b: string): boolean {
-  return a.length !== b.length ? a.length < b.length : a <= b;
+  const [yearA, yearB] = [yearOf(a), yearOf(b)];
+  return yearA !== yearB ? yearA < yearB : a.slice(-5) <= b.slice(-5);
 }
 
 export function todayUtc(now: Date = new Date()): string {

@@ -235,4 +235,30 @@ describe('PC1 period comparisons', () => {
       assert.match(answer.type ?? '', /^application\/json/, `${query}: errors stay JSON`);
     }
   });
+
+  test('PC1, E3: compare_from and compare_to both given without compare=custom are both named (issue 26)', async () => {
+    for (const compare of ['', '&compare=previous_year']) {
+      const query = `metrics=orders&from=2025-02-28&to=2025-03-01&compare_from=2024-01-01&compare_to=2024-01-05${compare}`;
+      const answer = await ask(service.baseUrl, query);
+      assert.equal(answer.status, 400, query);
+      const body = JSON.parse(answer.text) as { error: string; code: string };
+      assert.equal(body.code, 'INVALID_PARAMETER');
+      assert.match(body.error, /compare_from/, query);
+      assert.match(body.error, /compare_to/, query);
+    }
+  });
+
+  test('PC1: a previous period reaching before year 1 is the 400 naming compare on both engines, JSON and CSV (issue 26)', async () => {
+    for (const extra of ['', '&dimensions=date', '&format=csv', '&dimensions=date&format=csv']) {
+      const query = `metrics=orders,net_revenue&from=0001-01-02&to=0002-01-05&compare=previous_period${extra}`;
+      for (const baseUrl of [service.baseUrl, sqlApp?.baseUrl ?? '']) {
+        const answer = await ask(baseUrl, query);
+        assert.equal(answer.status, 400, `${query}: ${answer.text}`);
+        const body = JSON.parse(answer.text) as { error: string; code: string };
+        assert.equal(body.code, 'INVALID_PARAMETER');
+        assert.match(body.error, /^Paramètre compare invalide/, query);
+        assert.ok(!body.error.includes('-0001'), `no computed day the user never typed: ${body.error}`);
+      }
+    }
+  });
 });

@@ -2,10 +2,14 @@
 // over one buffer read from the file, the codes over another; an array that would not be aligned
 // is copied; a file of another format version, a damaged one, or one cut short is ignored (the
 // caller builds the snapshot again), never trusted; and the first request after a restart waits
-// for the file rather than start an SQL answer (30 s at ten million orders).
+// for the file rather than start an SQL answer (30 s at ten million orders). Issue 26, item 8: the
+// half-written file of a process killed during a save is removed at the next start (not a running
+// process's), and a stop drops a save in progress without leaving one.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -17,7 +21,13 @@ import { SqlReportEngine } from '../../src/metrics/engine.js';
 import { NO_EXTENSIONS } from '../../src/query/parse.js';
 import { planReport } from '../../src/query/plan.js';
 import type { LiveSnapshot } from '../../src/metrics/columnar/live-snapshot.js';
-import { arrayAt, loadSnapshot, saveSnapshot, identityOf } from '../../src/metrics/columnar/persist.js';
+import {
+  arrayAt,
+  loadSnapshot,
+  saveSnapshot,
+  identityOf,
+  temporaryFileOf,
+} from '../../src/metrics/columnar/persist.js';
 import type { Part } from '../../src/metrics/columnar/snapshot.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -133,6 +143,74 @@ describe('snapshot files: read back without a copy, never trusted (issue 19)', (
       ['loaded'],
     );
     assert.equal(fallbacks, 0);
+  });
+
+  test('issue 26, item 8: a save killed with SIGKILL leaves its temporary file; the next start removes it, not a running process’s', async () => {
+    // A real process starts a save's file as saveSnapshot names it, and is killed mid-write.
+    const persist = new URL('../../src/metrics/columnar/persist.js', import.meta.url).href;
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import fs from 'node:fs'; import { temporaryFileOf } from ${JSON.stringify(persist)};
+         const handle = fs.openSync(temporaryFileOf(process.argv[1]), 'w', 0o600);
+         fs.writeSync(handle, Buffer.alloc(1 << 16)); process.stdout.write('writing\\n');
+         setInterval(() => fs.writeSync(handle, Buffer.alloc(1 << 10)), 5);`,
+        file,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await once(child.stdout, 'data');
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const killed = fs.readdirSync(dir).filter((name) => name.includes(`.${child.pid}-t`));
+    assert.equal(killed.length, 1, 'the killed save left its file');
+    const ours = temporaryFileOf(file); // a save of this (running) process, as another instance's would be
+    fs.writeFileSync(ours, 'in progress');
+    new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+      memoryBudgetBytes: 64 << 20,
+      snapshotDir: dir,
+    });
+    assert.deepEqual(fs.readdirSync(dir).sort(), [path.basename(file), path.basename(ours)].sort());
+    fs.rmSync(ours);
+  });
+
+  test('issue 26, item 8: a stop drops a save in progress and leaves no temporary file', async () => {
+    const stopDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-snapshot-stop-'));
+    try {
+      const identity = (await identityOf(database.db, organizationId))!;
+      const stop = new AbortController();
+      const saving = saveSnapshot(stopDir, identity, built, stop.signal);
+      stop.abort();
+      await assert.rejects(saving);
+      assert.deepEqual(fs.readdirSync(stopDir), []);
+      // The engine's stop: its background save (after the build) finished or dropped, never half.
+      const engine = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+        memoryBudgetBytes: 64 << 20,
+        snapshotDir: stopDir,
+      });
+      const plan = planReport(
+        {
+          dimensions: [],
+          metrics: ['orders'],
+          from: '2025-01-01',
+          to: '2025-02-28',
+          timezone: 'UTC',
+          limit: 10,
+          ...NO_EXTENSIONS,
+        },
+        { id: organizationId, settings: { excludedStatuses: [], deductions: [] } },
+      );
+      await engine.run(plan);
+      await engine.close();
+      assert.deepEqual(
+        fs.readdirSync(stopDir).filter((name) => name.endsWith('.tmp')),
+        [],
+      );
+    } finally {
+      fs.rmSync(stopDir, { recursive: true, force: true });
+    }
   });
 
   test('another format version, a damaged byte or a file cut short is ignored', async () => {

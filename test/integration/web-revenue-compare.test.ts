@@ -350,6 +350,24 @@ describe('Revenue page compared (PC1): key figures and table equal the API’s c
     await service?.cleanup();
   });
 
+  test('PC1: a previous period reaching before year 1 is refused as the comparison, in French, no computed day shown (issue 26)', async () => {
+    for (const path of ['/reports/revenue', '/reports/revenue.csv']) {
+      const response = await client.get(`${path}?from=0001-01-02&to=0002-01-05&compare=previous_period`);
+      assert.equal(response.status, 400, path);
+      const text = await response.text();
+      assert.ok(!text.includes('-0001'), `${path}: no day the user never typed`);
+      if (path === '/reports/revenue') {
+        assert.match(
+          text,
+          /id="compare-error">[^<]*période de comparaison commencerait avant le 1er janvier/,
+        );
+        assert.ok(!text.includes('id="from-error"'), 'the period itself is fine');
+      } else {
+        assert.equal(text, 'Comparaison invalide');
+      }
+    }
+  });
+
   for (const c of CASES) {
     test(`PC1, S3: ${c.granularity} ${c.from}..${c.to} compare=${c.compare}`, async () => {
       const period = `from=${c.from}&to=${c.to}&compare=${c.compare}`;

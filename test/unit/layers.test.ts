@@ -76,3 +76,25 @@ test('a downward import is allowed (api → query → db)', async () => {
   });
   assert.deepEqual(found, []);
 });
+
+test('issue 26, item 5: SQL in a delivery module (api, web, cli, demo) fails the lint; below them it is the rule', async () => {
+  const { ESLint } = await import('eslint');
+  const eslint = new ESLint({ cwd: root });
+  const refused = async (path: string, code: string): Promise<boolean> => {
+    const [result] = await eslint.lintText(code, { filePath: join(root, path) });
+    return (result?.messages ?? []).some((m) => m.ruleId === 'no-restricted-syntax');
+  };
+  const statement = "export const read = (db: { query(s: string): unknown }) => db.query('SELECT 1');\n";
+  const template = 'export const sql = `\n  SELECT version FROM schema_migrations`;\n';
+  const literal = "export const sql = 'WITH x AS (SELECT 1) SELECT * FROM x';\n";
+  for (const dir of ['src/cli', 'src/web', 'src/api', 'src/demo']) {
+    for (const code of [statement, template, literal]) {
+      assert.equal(await refused(`${dir}/probe.ts`, code), true, `${dir}: ${code}`);
+    }
+  }
+  assert.equal(await refused('src/db/probe.ts', statement + template), false, 'SQL belongs in db/');
+  assert.equal(
+    await refused('src/web/probe.ts', "export const label = 'Sélectionner une boutique';\n"),
+    false,
+  );
+});

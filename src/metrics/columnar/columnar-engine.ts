@@ -22,7 +22,7 @@ import { executeCompared } from './compared.js';
 import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js';
 import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
-import { identityOf, loadSnapshot, saveSnapshot } from './persist.js';
+import { identityOf, loadSnapshot, removeLeftoverSaves, saveSnapshot } from './persist.js';
 import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
 import { reportAnswers } from '../../observability/metrics.js';
 
@@ -162,12 +162,27 @@ export class ColumnarReportEngine implements ReportEngine {
   private readonly paths: ExecutionPaths;
   private readonly dayBuckets = new LRUCache<string, Promise<DayBuckets | undefined>>({ max: 64 });
 
+  /** Saves being written; a stop drops them (issue 26, item 8). */
+  private readonly saving = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
+
   constructor(
     private readonly db: SnapshotSource,
     private readonly fallback: ReportEngine,
     private readonly options: ColumnarOptions,
   ) {
     this.paths = options.executionPaths ?? EXECUTION_PATHS;
+    // Half-written files of processes killed during a save (issue 26, item 8).
+    if (options.snapshotDir !== undefined) removeLeftoverSaves(options.snapshotDir);
+  }
+
+  /**
+   * A stop: saves being written are dropped, their temporary files removed, before it resolves;
+   * none starts after. The file a restart reads is the last one renamed into place.
+   */
+  async close(): Promise<void> {
+    this.stopping.abort();
+    await Promise.all(this.saving);
   }
 
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
@@ -183,13 +198,13 @@ export class ColumnarReportEngine implements ReportEngine {
           : undefined;
         // PC1: both periods on the one snapshot this request caught up.
         const rows = plan.comparison
-          ? executeCompared(
+          ? await executeCompared(
               snapshot,
               { ...plan, comparison: plan.comparison },
               { main: buckets, previous: buckets && (await this.bucketsFor(plan.comparison, plan.timezone)) },
               this.paths,
             )
-          : executePlan(snapshot, plan, buckets, this.paths);
+          : await executePlan(snapshot, plan, buckets, this.paths);
         if (rows) reportAnswers.inc({ engine: snapshot === held ? 'snapshot' : 'delta' }); // issue 29
         if (rows) return rows;
         return this.fallback.run(plan, signal);
@@ -477,10 +492,10 @@ export class ColumnarReportEngine implements ReportEngine {
   private save(organizationId: string, live: LiveSnapshot): void {
     const dir = this.options.snapshotDir;
     const identity = live.identity;
-    if (!dir || !identity || live.parts.length !== 1) return;
+    if (!dir || !identity || live.parts.length !== 1 || this.stopping.signal.aborted) return;
     const started = performance.now();
     const [version, orders] = [live.version, live.heldOrders];
-    saveSnapshot(dir, identity, live).then(
+    const saved = saveSnapshot(dir, identity, live, this.stopping.signal).then(
       () =>
         this.options.onEvent?.({
           event: 'saved',
@@ -489,8 +504,12 @@ export class ColumnarReportEngine implements ReportEngine {
           orders,
           ms: Math.round(performance.now() - started),
         }),
-      (error: unknown) => this.options.onEvent?.({ event: 'failed', organizationId, error }),
+      (error: unknown) => {
+        if (!this.stopping.signal.aborted) this.options.onEvent?.({ event: 'failed', organizationId, error });
+      },
     );
+    this.saving.add(saved);
+    void saved.finally(() => this.saving.delete(saved));
   }
 
   /** Evicts the least recently used other snapshots until `more` bytes fit the budget. */

@@ -8,6 +8,7 @@
 // order. A row's sums live in one slot of a Float64Array: the slot is the key itself when the key
 // space is small (one pass), else a dense rank among the keys that occur, found by a first pass
 // that notes each order's key.
+import { TimeSlices } from '../../limits/time-slice.js';
 import type { DimensionId, MetricId } from '../../catalog.js';
 import { bucketStart, dayStartMs } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
@@ -133,15 +134,19 @@ function keyWeights(
   };
 }
 
-/** The report's rows, or undefined when this plan is better left to SQL (a huge key space). */
-export function executePlan(
+/**
+ * The report's rows, or undefined when this plan is better left to SQL (a huge key space). The
+ * event loop gets a turn between the passes and while the rows are built (issue 26, item 6).
+ */
+export async function executePlan(
   snapshot: Snapshot,
   plan: ReportPlan,
   buckets: DayBuckets | undefined,
   paths: ExecutionPaths = EXECUTION_PATHS,
-): ReportRows | undefined {
-  const sums = aggregate(snapshot, plan, buckets, paths);
-  return sums && shape(plan, sums.weights.dimensions, sums.sums, sums.keys, sums.slots);
+): Promise<ReportRows | undefined> {
+  const slices = new TimeSlices();
+  const sums = await aggregate(snapshot, plan, buckets, paths, slices);
+  return sums && shape(plan, sums.weights.dimensions, sums.sums, sums.keys, sums.slots, slices);
 }
 
 /** A plan's sums: the keys that occur, in key (T3) order, and each one's slot in `sums`. */
@@ -153,27 +158,29 @@ export interface Aggregate {
 }
 
 /** The sums of each row of the plan, or undefined when this plan is better left to SQL. */
-export function aggregate(
+export async function aggregate(
   snapshot: Snapshot,
   plan: ReportPlan,
   buckets: DayBuckets | undefined,
   paths: ExecutionPaths = EXECUTION_PATHS,
-): Aggregate | undefined {
+  slices: TimeSlices = new TimeSlices(),
+): Promise<Aggregate | undefined> {
   const weights = keyWeights(plan, snapshot, buckets);
   if (!weights || (plan.dimensions.includes('date') && !buckets)) return undefined;
   const scan = new ScanSettings(snapshot, plan, weights, buckets);
   // Parts one after the other into the same sums: a customer's orders are all in one part, and
   // customer numbers run on from part to part (U4 tells customers apart by them).
-  const each = (pass: (part: Part, customers: number, p: number) => void): void => {
+  const each = async (pass: (part: Part, customers: number, p: number) => void): Promise<void> => {
     let customers = 0;
-    snapshot.parts.forEach((part, p) => {
+    for (const [p, part] of snapshot.parts.entries()) {
       pass(part, customers, p);
       customers += part.customerCount;
-    });
+      await slices.pause();
+    }
   };
   if (weights.space <= paths.directKeys) {
     const sums = new Float64Array(weights.space * SLOT);
-    each((part, customers) => accumulate(part, customers, scan, sums, undefined));
+    await each((part, customers) => accumulate(part, customers, scan, sums, undefined));
     const keys: number[] = [];
     for (let key = 0; key < weights.space; key++)
       if ((sums[key * SLOT + ORDERS] as number) > 0) keys.push(key);
@@ -181,10 +188,11 @@ export function aggregate(
   }
   // Two passes: each counted order's key, then its slot among the keys that occur (in key order).
   const keyOfs = snapshot.parts.map((part) => new Float64Array(part.orderCount).fill(-1));
-  each((part, customers, p) => accumulate(part, customers, scan, undefined, keyOfs[p]));
+  await each((part, customers, p) => accumulate(part, customers, scan, undefined, keyOfs[p]));
   const keys = keysToSlots(keyOfs, weights.space, paths.tableKeys);
+  await slices.pause();
   const sums = new Float64Array(keys.length * SLOT);
-  each((part, customers, p) => accumulate(part, customers, scan, sums, keyOfs[p]));
+  await each((part, customers, p) => accumulate(part, customers, scan, sums, keyOfs[p]));
   return { weights, sums, keys, slots: Array.from(keys, (_, slot) => slot) };
 }
 
@@ -427,13 +435,14 @@ function kept(dictionary: Dictionary, values: readonly string[] | undefined): Ui
  * The rows (T2) of the keys that occur, in key order, with their slots: `limit` of them after the
  * first `offset` (T6, O1); one totals row without dimensions (T5), which any offset skips.
  */
-function shape(
+async function shape(
   plan: ReportPlan,
   dimensions: readonly DimensionKey[],
   sums: Float64Array,
   keys: readonly number[],
   slots: readonly number[],
-): ReportRows {
+  slices: TimeSlices,
+): Promise<ReportRows> {
   if (plan.dimensions.length === 0) {
     // T5, O1: one totals row (zeros when no order counts), skipped by any offset.
     const rows = plan.offset > 0 ? [] : [row(plan, dimensions, sums, 0, keys.length > 0 ? 0 : -1)];
@@ -442,6 +451,7 @@ function shape(
   const end = Math.min(keys.length, plan.offset + plan.limit); // O1, T6
   const rows: ReportRow[] = [];
   for (let n = plan.offset; n < end; n++) {
+    if (slices.due()) await slices.next();
     rows.push(row(plan, dimensions, sums, keys[n] as number, slots[n] as number));
   }
   return { rows, truncated: keys.length > end };

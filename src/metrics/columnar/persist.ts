@@ -23,6 +23,7 @@ import { OrganizationCodes } from './codes.js';
 import { LiveSnapshot } from './live-snapshot.js';
 import { nextTurn } from './order-columns.js';
 import { freshPart, type Part } from './snapshot.js';
+import { markName, markOf, ownMark, removeLeftoversOfDeadProcesses } from '../../db/process-identity.js';
 
 const MAGIC = Buffer.from('SMSNAP\u0000\u0002', 'latin1');
 /** 2: CRC-32 instead of SHA-256 (a file of format 1 is ignored, and the snapshot built again). */
@@ -32,14 +33,38 @@ const DIGEST_BYTES = 4;
 const CHECK_SLICE = 32 << 20;
 
 /** CRC-32 of the pieces, one slice of CHECK_SLICE bytes per turn of the event loop. */
-async function checksum(pieces: readonly Uint8Array[]): Promise<number> {
+async function checksum(pieces: readonly Uint8Array[], signal?: AbortSignal): Promise<number> {
   let crc = 0;
   for (const piece of pieces)
     for (let at = 0; at < piece.length; at += CHECK_SLICE) {
       crc = zlib.crc32(piece.subarray(at, at + CHECK_SLICE), crc);
       await nextTurn();
+      signal?.throwIfAborted();
     }
   return crc;
+}
+
+const TEMPORARY = '.tmp';
+/** `<32 hex>.snapshot.<process>.<8 hex>.tmp`, the process as markName() writes it. */
+const TEMPORARY_NAME = /^[0-9a-f]{32}\.snapshot\.([0-9t-]+)\.[0-9a-f]+\.tmp$/;
+
+/**
+ * Where a save writes before its rename: named after this process (pid and start time), so that a
+ * later start removes it if this process dies first (issue 26, item 8).
+ */
+export const temporaryFileOf = (file: string): string =>
+  `${file}.${markName(ownMark)}.${crypto.randomBytes(4).toString('hex')}${TEMPORARY}`;
+
+/**
+ * Removes the half-written snapshot files of processes that no longer run (killed with SIGKILL,
+ * or by the machine, during a save): each can be as large as a snapshot (issue 26, item 8). The
+ * files of other running instances sharing the folder stay. Synchronous: run once at start.
+ */
+export function removeLeftoverSaves(dir: string): string[] {
+  return removeLeftoversOfDeadProcesses(dir, (name) => {
+    const owner = TEMPORARY_NAME.exec(name)?.[1];
+    return owner === undefined ? undefined : markOf(owner);
+  });
 }
 
 type Typed = Float64Array | Int32Array | Uint8Array;
@@ -120,7 +145,12 @@ function arraysOf(live: LiveSnapshot, part: Part): [string, Typed][] {
  * writes is taken when it is called: deltas applied meanwhile are not in the file (the next
  * start reads them again).
  */
-export async function saveSnapshot(dir: string, identity: string, live: LiveSnapshot): Promise<void> {
+export async function saveSnapshot(
+  dir: string,
+  identity: string,
+  live: LiveSnapshot,
+  signal?: AbortSignal,
+): Promise<void> {
   const part = live.parts[0];
   if (live.parts.length !== 1 || !part || part.retiredRuns || part.retiredOrders) return;
   const arrays = arraysOf(live, part);
@@ -161,19 +191,23 @@ export async function saveSnapshot(dir: string, identity: string, live: LiveSnap
   // Everything written is fixed by now (columns never change, the rest was copied): the checksum
   // goes a slice per turn of the event loop, requests between.
   const digest = Buffer.alloc(DIGEST_BYTES);
-  digest.writeUInt32LE(await checksum(pieces));
+  digest.writeUInt32LE(await checksum(pieces, signal));
   pieces.push(digest);
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const file = fileOf(dir, identity);
-  const temporary = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  const temporary = temporaryFileOf(file);
   try {
     const handle = await fs.open(temporary, 'w', 0o600);
     try {
-      for (const piece of pieces) await handle.write(piece);
+      for (const piece of pieces) {
+        signal?.throwIfAborted(); // a stop drops the save between pieces (issue 26, item 8)
+        await handle.write(piece);
+      }
       await handle.sync();
     } finally {
       await handle.close();
     }
+    signal?.throwIfAborted();
     await fs.rename(temporary, file);
   } catch (error) {
     await fs.rm(temporary, { force: true });

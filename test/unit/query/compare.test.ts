@@ -68,6 +68,20 @@ test('PC1: custom follows P3 and P4 with errors naming compare_from / compare_to
 });
 
 test('PC1: compare_from or compare_to without compare=custom, or another compare, is a 400 naming them', () => {
+  // Issue 26, item 4: both given, both named.
+  const both = (error: unknown) => refusal('compare_from')(error) && refusal('compare_to')(error);
+  assert.throws(
+    () => resolveComparison({ compare_from: '2023-01-01', compare_to: '2023-01-05' }, main),
+    both,
+  );
+  assert.throws(
+    () =>
+      resolveComparison(
+        { compare: 'previous_period', compare_from: '2023-01-01', compare_to: '2023-01-05' },
+        main,
+      ),
+    both,
+  );
   assert.throws(() => resolveComparison({ compare_from: '2023-01-01' }, main), refusal('compare_from'));
   assert.throws(
     () => resolveComparison({ compare: 'previous_year', compare_to: '2023-01-01' }, main),
@@ -89,6 +103,11 @@ test('PC1: a comparison period before 0001-01-01 is refused, naming compare', ()
   assert.throws(
     () => resolveComparison({ compare: 'previous_year' }, { from: '0001-06-01', to: '0001-06-05' }),
     refusal('compare'),
+  );
+  // Issue 26, item 7: 370 days ending 0001-01-01 start in year −1 ('-0001-12-28'), never returned.
+  assert.throws(
+    () => resolveComparison({ compare: 'previous_period' }, { from: '0001-01-02', to: '0002-01-05' }),
+    (error: unknown) => refusal('compare')(error) && !String(error).includes('-0001'),
   );
 });
 

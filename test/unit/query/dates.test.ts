@@ -90,6 +90,12 @@ test('issue 18: days at the calendar’s edges — past 9999-12-31, into year 0 
   assert.equal(addDays('0000-01-01', -1), '-0001-12-31', 'never "00-1-12-31"');
   assert.equal(onOrBefore('9999-12-31', '9999-12-31'), true);
   assert.equal(onOrBefore('10000-01-01', '9999-12-31'), false, 'not by text: "1" sorts before "9"');
+  // Issue 26, item 7: a negative year is longer than '0001-01-01' but comes before it.
+  assert.equal(onOrBefore('0001-01-01', '-0001-12-30'), false, 'year -1 is before year 1');
+  assert.equal(onOrBefore('-0001-12-30', '0001-01-01'), true);
+  assert.equal(onOrBefore('0000-12-31', '0001-01-01'), true);
+  assert.equal(onOrBefore('-0002-12-31', '-0001-01-01'), true, 'year -2 is before year -1');
+  assert.equal(onOrBefore('0001-01-01', '10000-01-01'), true);
   for (const g of GRANULARITIES) {
     const after = nextBucketStart(bucketStart('9999-12-31', g), g);
     assert.equal(onOrBefore(after, '9999-12-31'), false, `${g}: ${after}`);
