@@ -15,7 +15,11 @@ export interface PastImport {
 }
 
 /** The organization's latest file imports, newest first (bounded: the page shows a few). */
-export async function recentImports(db: Queryable, organizationId: string, limit = 10): Promise<PastImport[]> {
+export async function recentImports(
+  db: Queryable,
+  organizationId: string,
+  limit = 10,
+): Promise<PastImport[]> {
   const rows = await db.query<Record<string, unknown>>(
     `SELECT id, origin, file_name, state, imported, updated, rejected, created_at FROM import_jobs
      WHERE organization_id = $1 AND origin <> 'connector' ORDER BY created_at DESC LIMIT $2`,

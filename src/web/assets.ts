@@ -65,7 +65,7 @@ table.connections progress { display: block; width: 100%; max-width: 16rem; }
 td.previous { color: var(--muted); }
 /* The Revenue page's period: fields side by side, aligned at the top whatever error one shows
    (issue 30, item 9); the button level with the inputs. */
-.period-form { display: grid; grid-template-columns: repeat(auto-fit, minmax(10.5rem, 1fr)); gap: 0 1rem; align-items: start; }
+.period-form { display: grid; grid-template-columns: repeat(auto-fit, minmax(11.5rem, 1fr)); gap: 0 1rem; align-items: start; }
 .period-form .submit { padding-top: calc(.75rem + 1.2em + .25rem); }
 .period-form > p { grid-column: 1 / -1; margin-bottom: 0; }
 .period-form label { line-height: 1.2; }

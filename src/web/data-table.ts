@@ -78,7 +78,12 @@ export function dataTableHtml<Row>(table: DataTable<Row>): Html {
   const header = html`<th scope="col">${table.rowHeader.label}</th>
     ${table.columns.map(
       (c) =>
-        html`<th scope="col" class="${columnClass(c)}" data-col="${c.id}" ${c.optional ? html`data-optional` : ''}>
+        html`<th
+          scope="col"
+          class="${columnClass(c)}"
+          data-col="${c.id}"
+          ${c.optional ? html`data-optional` : ''}
+        >
           ${c.label}
         </th>`,
     )}`;
@@ -102,14 +107,16 @@ export function dataTableHtml<Row>(table: DataTable<Row>): Html {
               </tr>`,
           )}
         </tbody>
-        ${table.totals
-          ? html`<tfoot>
-              <tr id="${table.totals.id}">
-                <th scope="row">${table.totals.label}</th>
-                ${cells(table, table.totals.row)}
-              </tr>
-            </tfoot>`
-          : ''}
+        ${
+          table.totals
+            ? html`<tfoot>
+                <tr id="${table.totals.id}">
+                  <th scope="row">${table.totals.label}</th>
+                  ${cells(table, table.totals.row)}
+                </tr>
+              </tfoot>`
+            : ''
+        }
       </table>
     </div>`;
 }

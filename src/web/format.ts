@@ -8,7 +8,12 @@ import type { Granularity } from '../query/dates.js';
 
 const COUNT = new Intl.NumberFormat('fr-FR', { maximumFractionDigits: 0 });
 const ONE_DECIMAL = new Intl.NumberFormat('fr-FR', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
-const DAY = new Intl.DateTimeFormat('fr-FR', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
+const DAY = new Intl.DateTimeFormat('fr-FR', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
 const LONG_DAY = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'long', timeZone: 'UTC' });
 const MONTH_YEAR = new Intl.DateTimeFormat('fr-FR', { month: 'long', year: 'numeric', timeZone: 'UTC' });
 const MOMENT = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
@@ -168,7 +173,7 @@ const STATUS_LABELS: Readonly<Record<string, string>> = {
   cancelled: 'Annulée',
   refunded: 'Remboursée',
   failed: 'Échouée',
-  'checkout-draft': 'Brouillon (panier non validé)',
+  'checkout-draft': 'Brouillon de commande',
   trash: 'Corbeille',
   // Shopify (displayFinancialStatus in lower case)
   authorized: 'Autorisée',

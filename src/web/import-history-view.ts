@@ -24,7 +24,8 @@ export function importHistory(imports: readonly PastImport[]): Html {
           caption: 'Derniers imports de fichiers',
           rowHeader: {
             label: 'Fichier',
-            cell: (job) => html`<a href="/settings/stores/imports/${job.id}">${job.fileName ?? 'sans nom'}</a>`,
+            cell: (job) =>
+              html`<a href="/settings/stores/imports/${job.id}">${job.fileName ?? 'sans nom'}</a>`,
           },
           columns: [
             { id: 'date', label: 'Date', cell: (job) => formatMoment(job.createdAt) },

@@ -201,8 +201,8 @@ function emptyState(anyOrder: boolean, chosen: Period): Html {
       <h2>Aucune commande pour l’instant</h2>
       <p>
         Les revenus s’affichent dès que des commandes arrivent. Sur la page
-        <a href="/settings/stores">Boutiques</a>, connectez une boutique WooCommerce ou Shopify (son historique
-        est importé tout seul), ou importez un fichier de commandes (CSV ou NDJSON).
+        <a href="/settings/stores">Boutiques</a>, connectez une boutique WooCommerce ou Shopify (son
+        historique est importé tout seul), ou importez un fichier de commandes (CSV ou NDJSON).
       </p>
       <p><a class="button" href="/settings/stores">Aller à Boutiques</a></p>
     </section>`;
@@ -214,7 +214,8 @@ function emptyState(anyOrder: boolean, chosen: Period): Html {
   return html`<section class="card empty" id="empty-state">
     <h2>Aucune commande sur cette période</h2>
     <p>
-      Aucune commande comptée ${formatPeriod(chosen.from, chosen.to)}${chosen.comparison ? ', ni sur la période de comparaison' : ''}.
+      Aucune commande comptée
+      ${formatPeriod(chosen.from, chosen.to)}${chosen.comparison ? ', ni sur la période de comparaison' : ''}.
       Choisissez une période plus large, ou vérifiez les statuts exclus dans les
       <a href="/settings/report">paramètres des rapports</a>.
     </p>
@@ -282,9 +283,9 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
           <h2 id="table-title" class="table-title">Détail par période</h2>
           ${view.table}
           <p class="muted">
-            CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que l’API.
-            Les remboursements comprennent leur part de taxes et de livraison, qui n’est déduite qu’une fois du
-            CA net.
+            CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que
+            l’API. Les remboursements comprennent leur part de taxes et de livraison, qui n’est déduite qu’une
+            fois du CA net.
           </p>
           ${downloads(query)}
         </section>`;

@@ -64,7 +64,10 @@ function actions(context: PageContext, connection: StoreConnection): Html {
  * Every store of the organization, connected by its API or fed by files (issue 30, item 4: a store
  * without a connector is not « no store »), with its orders and how they arrive.
  */
-function storesTable(stores: readonly { address: string; orders: number }[], connected: ReadonlySet<string>): Html {
+function storesTable(
+  stores: readonly { address: string; orders: number }[],
+  connected: ReadonlySet<string>,
+): Html {
   return html`<h3>Toutes les boutiques</h3>
     ${
       stores.length === 0
@@ -85,7 +88,9 @@ function storesTable(stores: readonly { address: string; orders: number }[], con
                   (s) =>
                     html`<tr>
                       <td data-label="Boutique">${s.address}</td>
-                      <td data-label="Reçues par">${connected.has(s.address) ? 'Connexion (API)' : 'Import de fichiers'}</td>
+                      <td data-label="Reçues par">
+                        ${connected.has(s.address) ? 'Connexion (API)' : 'Import de fichiers'}
+                      </td>
                       <td data-label="Commandes" class="num">${count(s.orders)}</td>
                     </tr>`,
                 )}

@@ -34,8 +34,8 @@ const importCounts = (r: { imported: number; updated: number; rejected: number }
 function importSource(job: ImportJob): Html {
   const origin = job.origin === 'cli' ? 'en ligne de commande' : 'depuis cette page';
   return html`<p class="muted" id="import-source">
-    Fichier <strong>${job.fileName ?? 'sans nom'}</strong>, importé ${origin} le ${formatMoment(job.createdAt)}.
-    Chaque commande va dans la boutique de son champ <code>store</code>.
+    Fichier <strong>${job.fileName ?? 'sans nom'}</strong>, importé ${origin} le
+    ${formatMoment(job.createdAt)}. Chaque commande va dans la boutique de son champ <code>store</code>.
   </p>`;
 }
 
@@ -51,8 +51,8 @@ function importReport(result: ImportResult, source: Html): Html {
           </p>`
         : result.refused
           ? html`<p class="alert" role="alert">
-              ${plural(result.rejected, 'ligne invalide', 'lignes invalides')} : aucune commande n’a été importée.
-              Corrigez le fichier, ou cochez « importer les lignes valides ».
+              ${plural(result.rejected, 'ligne invalide', 'lignes invalides')} : aucune commande n’a été
+              importée. Corrigez le fichier, ou cochez « importer les lignes valides ».
             </p>`
           : html`<p class="notice" role="status">${importCounts(result)}.</p>`
     }
