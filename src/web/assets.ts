@@ -65,9 +65,11 @@ table.connections progress { display: block; width: 100%; max-width: 16rem; }
 td.previous { color: var(--muted); }
 /* The Revenue page's period: fields side by side, aligned at the top whatever error one shows
    (issue 30, item 9); the button level with the inputs. */
-.period-form { display: grid; grid-template-columns: repeat(auto-fit, minmax(11.5rem, 1fr)); gap: 0 1rem; align-items: start; }
-.period-form .submit { padding-top: calc(.75rem + 1.2em + .25rem); }
-.period-form > p { grid-column: 1 / -1; margin-bottom: 0; }
+.period-form { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-start; }
+.period-form > div { flex: 1 1 9rem; }
+.period-form > div:has(select) { flex: 1 1 13rem; }
+.period-form > .submit { flex: 0 0 auto; padding-top: calc(.75rem + 1.2em + .25rem); }
+.period-form > p { flex-basis: 100%; margin-bottom: 0; }
 .period-form label { line-height: 1.2; }
 .empty h2 { margin-top: 0; }
 .table-title { font-size: 1.1rem; margin: 0 0 .5rem; }
@@ -106,7 +108,6 @@ table.data-table tfoot th, table.data-table tfoot td { border-top: 2px solid var
   table.data-table td.num .cell { text-align: right; }
   table.data-table tfoot tr { border-top: 2px solid var(--ink); }
   table.data-table tfoot th, table.data-table tfoot td { border-top: none; }
-  .period-form .submit { padding-top: .75rem; }
 }
 `;
 

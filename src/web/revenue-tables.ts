@@ -9,7 +9,7 @@ import type { Granularity } from '../query/dates.js';
 import { dataTableHtml, type DataColumn } from './data-table.js';
 import { formatBucket, formatCount, formatMoney, formatShortPeriod } from './format.js';
 import { html, type Html } from './html.js';
-import { changeHtml, FIGURE_LABELS } from './revenue-compared.js';
+import { changeHtml, changeWords, FIGURE_LABELS } from './revenue-compared.js';
 
 type Figures = Omit<RevenueDay, 'date'>;
 
@@ -71,9 +71,12 @@ function comparedCell(id: FigureId, row: ComparedRow, currency: string): Html {
   const value = figure(id, row.main[id], currency);
   const before = row.previous === undefined ? '—' : figure(id, row.previous[id], currency);
   const change = comparedFigures(row.main, row.previous)[id].change;
+  // Without a change (nothing to compare with) only its words are left, for screen readers.
+  const shownChange =
+    change === null ? html`<span class="visually-hidden">${changeWords(change)}, </span>` : changeHtml(change);
   return html`<span class="now">${value}</span>
     <span class="then"
-      >${changeHtml(change)}
+      >${shownChange}
       <span class="previous" title="Période de comparaison"
         ><span class="visually-hidden">contre </span>${before}</span
       ></span

@@ -128,7 +128,7 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
     const shopify = extra.connect?.platform === 'shopify' ? extra.connect : undefined;
     const body = html`${extra.report ?? ''}
       <section class="card" aria-labelledby="connected-title">
-        <h2 id="connected-title">Boutiques</h2>
+        <h2 id="connected-title">Vos boutiques</h2>
         ${section}
         <p class="muted"><a href="/settings/stores">Rafraîchir</a></p>
       </section>
