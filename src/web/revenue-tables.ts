@@ -73,7 +73,9 @@ function comparedCell(id: FigureId, row: ComparedRow, currency: string): Html {
   const change = comparedFigures(row.main, row.previous)[id].change;
   // Without a change (nothing to compare with) only its words are left, for screen readers.
   const shownChange =
-    change === null ? html`<span class="visually-hidden">${changeWords(change)}, </span>` : changeHtml(change);
+    change === null
+      ? html`<span class="visually-hidden">${changeWords(change)}, </span>`
+      : changeHtml(change);
   return html`<span class="now">${value}</span>
     <span class="then"
       >${shownChange}
