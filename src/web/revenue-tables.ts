@@ -9,7 +9,7 @@ import type { Granularity } from '../query/dates.js';
 import { dataTableHtml, type DataColumn } from './data-table.js';
 import { formatBucket, formatCount, formatMoney, formatShortPeriod } from './format.js';
 import { html, type Html } from './html.js';
-import { changeHtml, changeWords, FIGURE_LABELS } from './revenue-compared.js';
+import { changeLabel, direction, FIGURE_LABELS } from './revenue-compared.js';
 
 type Figures = Omit<RevenueDay, 'date'>;
 
@@ -66,23 +66,20 @@ interface ComparedRow {
   readonly previous: (Figures & { date?: string }) | undefined;
 }
 
-/** A compared cell: the value; below, its change and the comparison's value. */
+/**
+ * A compared cell: the value; below, its change and the comparison's value. Compact (up to 731
+ * rows of 7 cells): the arrow and sign say the change's direction in its text, the column header
+ * and the row's « contre … » say what the second value is; the class only adds the colour.
+ */
 function comparedCell(id: FigureId, row: ComparedRow, currency: string): Html {
   const value = figure(id, row.main[id], currency);
   const before = row.previous === undefined ? '—' : figure(id, row.previous[id], currency);
   const change = comparedFigures(row.main, row.previous)[id].change;
-  // Without a change (nothing to compare with) only its words are left, for screen readers.
-  const shownChange =
-    change === null
-      ? html`<span class="visually-hidden">${changeWords(change)}, </span>`
-      : changeHtml(change);
-  return html`<span class="now">${value}</span>
-    <span class="then"
-      >${shownChange}
-      <span class="previous" title="Période de comparaison"
-        ><span class="visually-hidden">contre </span>${before}</span
-      ></span
-    >`;
+  // Without a change (nothing to compare with) only the comparison's value is shown.
+  const shown =
+    change === null ? '' : html`<span class="change ${direction(change)}">${changeLabel(change)}</span> `;
+  // prettier-ignore
+  return html`<span class="now">${value}</span><small class="then">${shown}<span class="previous">${before}</span></small>`;
 }
 
 /** The compared table: bucket k of the period beside bucket k of the comparison (PC1). */
@@ -103,11 +100,11 @@ export function comparedTableHtml(report: ComparedRevenue, currency: string): Ht
     variant: 'compared',
     rowHeader: {
       label: BUCKET_HEADERS[granularity],
-      cell: (row) =>
-        html`${formatBucket(row.main.date ?? '', granularity)}
-          <span class="compared-to"
-            >contre ${row.previous?.date ? formatBucket(row.previous.date, granularity) : '—'}</span
-          >`,
+      cell: (row) => {
+        const previous = row.previous?.date ? formatBucket(row.previous.date, granularity) : '—';
+        // prettier-ignore
+        return html`${formatBucket(row.main.date ?? '', granularity)} <span class="compared-to">contre ${previous}</span>`;
+      },
     },
     columns,
     rows: report.buckets,
