@@ -38,3 +38,9 @@ export async function listStores(
   );
   return rows.map((r) => ({ address: r.address, orders: Number(r.orders) }));
 }
+
+/** Whether the organization has any order at all (the Revenue page's empty state, issue 30). */
+export async function hasOrders(db: Queryable, organizationId: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM orders WHERE organization_id = $1 LIMIT 1', [organizationId]);
+  return rows.length > 0;
+}

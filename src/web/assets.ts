@@ -21,8 +21,8 @@ label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
 input[type=text], input[type=email], input[type=password], input[type=date], input[type=url], input[type=file], select { font: inherit; padding: .5rem .6rem; border: 1px solid var(--line); border-radius: 6px; width: 100%; max-width: 420px; background: #fff; }
 input:focus-visible, select:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid #9db7ff; outline-offset: 1px; }
 button, .button { font: inherit; padding: .5rem 1rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
-button.secondary { background: #fff; color: var(--accent); }
-button.danger { background: #fff; color: var(--danger); border-color: var(--danger); }
+button.secondary, .button.secondary { background: #fff; color: var(--accent); }
+button.danger, .button.danger { background: #fff; color: var(--danger); border-color: var(--danger); }
 button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
 .inline { display: inline; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: 1rem; align-items: center; }
@@ -63,6 +63,30 @@ table.connections progress { display: block; width: 100%; max-width: 16rem; }
 .change.up { color: var(--ok); }
 .change.down { color: var(--danger); }
 td.previous { color: var(--muted); }
+/* The Revenue page's period: fields side by side, aligned at the top whatever error one shows
+   (issue 30, item 9); the button level with the inputs. */
+.period-form { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-start; }
+.period-form > div { flex: 1 1 9rem; }
+.period-form > div:has(select) { flex: 1 1 13rem; }
+.period-form > .submit { flex: 0 0 auto; padding-top: calc(.75rem + 1.2em + .25rem); }
+.period-form > p { flex-basis: 100%; margin-bottom: 0; }
+.period-form label { line-height: 1.2; }
+.empty h2 { margin-top: 0; }
+.table-title { font-size: 1.1rem; margin: 0 0 .5rem; }
+.downloads { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
+.downloads p { flex-basis: 100%; margin: .25rem 0 0; font-size: .9rem; }
+/* Tables of figures (data-table.ts, issue 30, item 1): the headline column in bold, a compared
+   cell as its value over its change and the comparison's value. */
+table.data-table th, table.data-table td { vertical-align: top; }
+table.data-table .lead { font-weight: 700; }
+table.data-table [hidden] { display: none; }
+table.data-table .now, table.data-table .then, .compared-to { display: block; }
+table.data-table .then, .compared-to { font-size: .8rem; font-weight: 400; color: var(--muted); white-space: nowrap; }
+table.data-table .then .change { margin-right: .35rem; }
+table.data-table tfoot th, table.data-table tfoot td { border-top: 2px solid var(--ink); font-weight: 700; }
+.column-picker { margin: 0 0 .5rem; }
+.column-picker summary { cursor: pointer; color: var(--accent); }
+.column-picker fieldset { display: flex; flex-wrap: wrap; gap: 0 1.25rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 @media (max-width: 640px) {
   .account { margin-left: 0; width: 100%; } main { padding: .75rem; } th, td { padding: .4rem; }
@@ -71,6 +95,19 @@ td.previous { color: var(--muted); }
   table.stack tr { display: block; border-bottom: 1px solid var(--line); padding: .5rem 0; }
   table.stack td { display: flex; justify-content: space-between; gap: 1rem; border: none; white-space: normal; }
   table.stack td[data-label]::before { content: attr(data-label); font-weight: 600; color: var(--muted); }
+  /* Tables of figures: one card per row (a day, a product), its figures under it, label left and
+     value right; nothing wider than the phone. */
+  table.data-table thead { display: none; }
+  table.data-table, table.data-table tbody, table.data-table tfoot, table.data-table tr { display: block; }
+  table.data-table tr { border-bottom: 1px solid var(--line); padding: .35rem 0; }
+  table.data-table th[scope=row] { display: block; border: none; padding-bottom: .15rem; }
+  table.data-table td { display: flex; justify-content: space-between; gap: 1rem; border: none; padding: .15rem .4rem; }
+  table.data-table td[hidden] { display: none; }
+  table.data-table td::before { content: attr(data-label); color: var(--muted); font-weight: 600; text-align: left; }
+  table.data-table td.lead::before { color: var(--ink); }
+  table.data-table td.num .cell { text-align: right; }
+  table.data-table tfoot tr { border-top: 2px solid var(--ink); }
+  table.data-table tfoot th, table.data-table tfoot td { border-top: none; }
 }
 `;
 
@@ -111,6 +148,28 @@ if (connections) {
   };
   setInterval(refresh, 3000);
 }
+// Tables of figures: the column picker (data-table.ts) shows the columns ticked, remembered per table.
+document.querySelectorAll('details[data-columns-for]').forEach((picker) => {
+  const table = document.getElementById(picker.dataset.columnsFor);
+  if (!table) return;
+  const key = 'columns:' + table.id;
+  const boxes = [...picker.querySelectorAll('input[type=checkbox]')];
+  let saved = null;
+  try { saved = JSON.parse(localStorage.getItem(key) || 'null'); } catch { saved = null; }
+  if (Array.isArray(saved)) boxes.forEach((box) => { if (!box.disabled) box.checked = saved.includes(box.value); });
+  const apply = () => {
+    const shown = new Set(boxes.filter((box) => box.checked).map((box) => box.value));
+    table.querySelectorAll('[data-col]').forEach((cell) => { cell.hidden = !shown.has(cell.dataset.col); });
+    picker.querySelector('summary').textContent = 'Colonnes (' + shown.size + ' sur ' + boxes.length + ')';
+    return [...shown];
+  };
+  picker.addEventListener('change', () => {
+    const shown = apply();
+    try { localStorage.setItem(key, JSON.stringify(shown)); } catch { /* private browsing */ }
+  });
+  apply();
+  picker.hidden = false;
+});
 document.querySelectorAll('dialog[open][data-modal]').forEach((dialog) => { dialog.close(); dialog.showModal(); });
 document.addEventListener('click', (event) => {
   const copy = event.target.closest('[data-copy]');

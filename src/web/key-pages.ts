@@ -8,14 +8,14 @@ import {
   type ApiKeySummary,
 } from '../auth/api-keys.js';
 import { isAppError } from '../errors.js';
+import { formatMoment } from './format.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, type PageContext } from './layout.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { CreateKeyForm, KeysQuery, RevokeKeyForm, RevokeQuery } from './forms.js';
 import type { WebTools } from './web-tools.js';
 
-const DATE = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
-export const frenchDate = (date: Date | null): string => (date ? `${DATE.format(date)} UTC` : 'Jamais');
+export const frenchDate = (date: Date | null): string => formatMoment(date, 'Jamais');
 
 function createDialog(context: PageContext, error?: string, name = '', open = Boolean(error)): Html {
   return html`<dialog id="create-key" ${open ? ' open data-modal' : ''} aria-labelledby="create-key-title">
@@ -68,7 +68,7 @@ function keyTable(context: PageContext, keys: ApiKeySummary[]): Html {
                   k.revokedAt
                     ? html`<span class="muted">Révoquée le ${frenchDate(k.revokedAt)}</span>`
                     : html`<a
-                          class="button"
+                          class="button danger"
                           href="/settings/api-keys/revoke?prefix=${encodeURIComponent(k.prefix)}"
                           data-dialog="revoke-${i}"
                           >Révoquer</a

@@ -4,6 +4,7 @@
 // aria-label that states the period and its totals. Responsive: a viewBox and width="100%".
 // Every text written into the document is escaped.
 import { escapeHtml } from './html.js';
+import { formatAxisLabel, formatBucketInWords, formatPercent, moneyFormatter } from './format.js';
 import type { RevenueDay } from '../metrics/revenue.js';
 import type { Granularity } from '../query/dates.js';
 
@@ -53,20 +54,6 @@ function coordinate(value: number): string {
 
 function sizeOption(value: number | undefined, fallback: number, min: number): number {
   return value !== undefined && Number.isFinite(value) ? Math.max(min, Math.min(value, 10_000)) : fallback;
-}
-
-function moneyFormatter(currency: string, decimals: number): (value: number) => string {
-  const options = { minimumFractionDigits: decimals, maximumFractionDigits: decimals };
-  if (/^[A-Za-z]{3}$/.test(currency)) {
-    try {
-      const format = new Intl.NumberFormat('fr-FR', { ...options, style: 'currency', currency });
-      return (value) => format.format(value === 0 ? 0 : value);
-    } catch {
-      // An unknown code: the plain number followed by the code, below.
-    }
-  }
-  const format = new Intl.NumberFormat('fr-FR', options);
-  return (value) => `${format.format(value === 0 ? 0 : value)}\u00a0${currency}`;
 }
 
 export interface YScale {
@@ -126,15 +113,6 @@ export function yScale(low: number, high: number, minStep = 0.01): YScale {
   return { min, max, ticks, decimals };
 }
 
-function parseUtcDay(text: string): Date | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (!m) return undefined;
-  // Not Date.UTC, which reads years 0–99 as 1900–1999 (0001-01-01 would show as 1901).
-  const date = new Date(0);
-  date.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
 /** The words for a point of each granularity: the title's "par …", the count, one and several. */
 const UNITS: Record<Granularity, { per: string; one: string; many: string }> = {
   day: { per: 'jour', one: 'jour', many: 'jours' },
@@ -144,29 +122,12 @@ const UNITS: Record<Granularity, { per: string; one: string; many: string }> = {
   year: { per: 'année', one: 'année', many: 'années' },
 };
 
-const LONG_DAY = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'long', timeZone: 'UTC' });
-const MONTH_YEAR = new Intl.DateTimeFormat('fr-FR', { month: 'long', year: 'numeric', timeZone: 'UTC' });
-
 /**
  * A bucket named in full from its first day: « 5 mars 2026 », « semaine du 2 mars 2026 »,
  * « mars 2026 », « T1 2026 », « 2026 »; a text that is not a day is returned as it is.
  */
-export function bucketLabel(text: string, granularity: Granularity = 'day'): string {
-  const date = parseUtcDay(text);
-  if (!date) return text;
-  switch (granularity) {
-    case 'day':
-      return LONG_DAY.format(date);
-    case 'week':
-      return `semaine du ${LONG_DAY.format(date)}`;
-    case 'month':
-      return MONTH_YEAR.format(date);
-    case 'quarter':
-      return `T${Math.floor(date.getUTCMonth() / 3) + 1} ${date.getUTCFullYear()}`;
-    case 'year':
-      return String(date.getUTCFullYear());
-  }
-}
+export const bucketLabel = (text: string, granularity: Granularity = 'day'): string =>
+  formatBucketInWords(text, granularity);
 
 /** The x axis labels: short days (with the year when the series spans two), or bucket names. */
 function axisFormatter(days: readonly RevenueDay[], granularity: Granularity): (text: string) => string {
@@ -174,19 +135,7 @@ function axisFormatter(days: readonly RevenueDay[], granularity: Granularity): (
   const first = days[0]?.date.slice(0, 4);
   const last = days[days.length - 1]?.date.slice(0, 4);
   const sameYear = first === last;
-  const axis =
-    granularity === 'month'
-      ? new Intl.DateTimeFormat('fr-FR', { month: 'short', year: 'numeric', timeZone: 'UTC' })
-      : new Intl.DateTimeFormat('fr-FR', {
-          day: 'numeric',
-          month: 'short',
-          ...(sameYear ? {} : { year: 'numeric' }),
-          timeZone: 'UTC',
-        });
-  return (text) => {
-    const date = parseUtcDay(text);
-    return date ? axis.format(date) : text;
-  };
+  return (text) => formatAxisLabel(text, granularity === 'month' ? 'month' : 'day', !sameYear);
 }
 
 /** « du 1 mars au 10 mars 2026 », « de mars 2026 à mars 2028 », « en 2026 »… for the summary. */
@@ -243,11 +192,9 @@ function checkedPrevious(previous: PreviousSeries, count: number): PreviousSerie
 /** A PC1 change in words, its sign written out (« en hausse de 12,5 % »), for the summary. */
 export function changeText(change: number | null): string {
   if (change === null) return 'variation non calculable';
-  const size = new Intl.NumberFormat('fr-FR', { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(
-    Math.abs(change),
-  );
-  if (change > 0) return `en hausse de ${size} %`;
-  if (change < 0) return `en baisse de ${size} %`;
+  const size = formatPercent(Math.abs(change)).replace('\u00a0', ' ');
+  if (change > 0) return `en hausse de ${size}`;
+  if (change < 0) return `en baisse de ${size}`;
   return 'stable';
 }
 

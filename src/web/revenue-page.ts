@@ -6,6 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ReportEngine } from '../metrics/engine.js';
 import { revenueReport } from '../metrics/revenue.js';
 import { comparedRevenueCsv, revenueCsv } from '../metrics/revenue-csv.js';
+import { hasOrders } from '../domain/stores.js';
+import { formatPeriod } from './format.js';
+import { frenchComparedRevenueCsv, frenchRevenueCsv } from './revenue-csv-fr.js';
 import { comparedReports } from '../metrics/revenue-compare.js';
 import { isAppError } from '../errors.js';
 import { resolveComparison, type Comparison } from '../query/compare.js';
@@ -156,6 +159,79 @@ const csvQuery = (chosen: Period): string =>
     ...(chosen.compare ? { compare: chosen.compare } : {}),
   }).toString();
 
+const CSV_FORMS = [
+  { path: '/reports/revenue.csv', suffix: '', plain: revenueCsv, compared: comparedRevenueCsv },
+  {
+    path: '/reports/revenue-excel.csv',
+    suffix: '-excel',
+    plain: frenchRevenueCsv,
+    compared: frenchComparedRevenueCsv,
+  },
+] as const;
+
+/** Why a CSV request is refused, in a word (the page itself says it next to the field). */
+function csvRefusal(chosen: Period): string | undefined {
+  if (chosen.errors.from || chosen.errors.to) return 'Période invalide';
+  if (chosen.errors.granularity) return 'Regroupement invalide';
+  if (chosen.errors.compare) return 'Comparaison invalide';
+  return undefined;
+}
+
+/** The two CSV links, each saying what it is for. */
+const downloads = (query: string): Html =>
+  html`<div class="downloads">
+    <a class="button secondary" href="/reports/revenue-excel.csv?${query}" download
+      >CSV pour Excel (français)</a
+    >
+    <a class="button secondary" href="/reports/revenue.csv?${query}" download>CSV de l’API</a>
+    <p class="muted">
+      « CSV pour Excel » s’ouvre directement dans Excel ou LibreOffice en français : colonnes en français,
+      séparateur « ; », virgule décimale, dates JJ/MM/AAAA. « CSV de l’API » a les colonnes et les nombres de
+      l’API (séparateur « , », point décimal), pour un programme ou un tableur réglé en anglais.
+    </p>
+  </div>`;
+
+/**
+ * Nothing to show (issue 30, item 4): a new organization is told where orders come from; one
+ * whose orders all fall outside the period is told to widen it, not shown rows of zeros.
+ */
+function emptyState(anyOrder: boolean, chosen: Period): Html {
+  if (!anyOrder)
+    return html`<section class="card empty" id="empty-state">
+      <h2>Aucune commande pour l’instant</h2>
+      <p>
+        Les revenus s’affichent dès que des commandes arrivent. Sur la page
+        <a href="/settings/stores">Boutiques</a>, connectez une boutique WooCommerce ou Shopify (son
+        historique est importé tout seul), ou importez un fichier de commandes (CSV ou NDJSON).
+      </p>
+      <p><a class="button" href="/settings/stores">Aller à Boutiques</a></p>
+    </section>`;
+  const wider = new URLSearchParams({
+    from: defaultWiderStart(chosen.to),
+    to: chosen.to,
+    granularity: 'month',
+  }).toString();
+  return html`<section class="card empty" id="empty-state">
+    <h2>Aucune commande sur cette période</h2>
+    <p>
+      Aucune commande comptée
+      ${formatPeriod(chosen.from, chosen.to)}${chosen.comparison ? ', ni sur la période de comparaison' : ''}.
+      Choisissez une période plus large, ou vérifiez les statuts exclus dans les
+      <a href="/settings/report">paramètres des rapports</a>.
+    </p>
+    <p><a class="button secondary" href="/reports/revenue?${wider}">Voir les 12 derniers mois</a></p>
+  </section>`;
+}
+
+/** The first day of the twelve months that end on `to` (a wider period to suggest). */
+function defaultWiderStart(to: string): string {
+  const start = new Date(`${to}T00:00:00Z`);
+  if (start.getUTCFullYear() < 2) return to;
+  start.setUTCDate(1);
+  start.setUTCMonth(start.getUTCMonth() - 11);
+  return start.toISOString().slice(0, 10);
+}
+
 export async function revenuePage(plain: FastifyInstance, tools: WebTools): Promise<void> {
   const app = plain.withTypeProvider<TypeBoxTypeProvider>();
   const session = tools.session;
@@ -170,7 +246,7 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
       const picker = html`<form
         method="get"
         action="/reports/revenue"
-        class="card actions"
+        class="card period-form"
         aria-label="Période"
       >
         <div>
@@ -181,7 +257,7 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
         </div>
         <div>${groupingField(chosen)}</div>
         <div>${compareField(chosen)}</div>
-        <div><button>Afficher</button></div>
+        <div class="submit"><button>Afficher</button></div>
         <p class="muted">
           Jours UTC, de minuit à minuit, comme l’API. La première et la dernière période d’un regroupement
           peuvent être partielles : seuls les jours choisis comptent.
@@ -193,53 +269,60 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
       const view = chosen.comparison
         ? await comparedView(app.reportEngine, org, chosen, chosen.comparison)
         : await plainView(app.reportEngine, org, chosen);
+      if (view.empty) {
+        const anyOrder = await hasOrders(tools.db, org.id);
+        return tools.render(reply, page(context, 'Revenus', html`${picker} ${emptyState(anyOrder, chosen)}`));
+      }
       const query = csvQuery(chosen);
       const body = html`${picker} ${view.figures}
         <section class="card chart" aria-label="Graphique">
           ${trusted(view.chart)}
           <p class="muted">Les valeurs du graphique sont dans le tableau ci-dessous.</p>
         </section>
-        <div class="actions">
-          <a class="button secondary" href="/reports/revenue.csv?${query}" download>Télécharger le CSV</a>
-          <span class="muted"
-            >CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que
+        <section class="card" aria-labelledby="table-title">
+          <h2 id="table-title" class="table-title">Détail par période</h2>
+          ${view.table}
+          <p class="muted">
+            CA net selon vos <a href="/settings/report">paramètres des rapports</a> ; mêmes chiffres que
             l’API. Les remboursements comprennent leur part de taxes et de livraison, qui n’est déduite qu’une
-            fois du CA net.</span
-          >
-        </div>
-        <div class="table-wrap">${view.table}</div>`;
+            fois du CA net.
+          </p>
+          ${downloads(query)}
+        </section>`;
       return tools.render(reply, page(context, 'Revenus', body));
     },
   );
 
-  app.get(
-    '/reports/revenue.csv',
-    { schema: { querystring: RevenueQuery }, preHandler: tools.requireSession },
-    async (request, reply) => {
-      const chosen = choice(request.query);
-      if (chosen.errors.from || chosen.errors.to)
-        return reply.code(400).type('text/plain; charset=utf-8').send('Période invalide');
-      if (chosen.errors.granularity)
-        return reply.code(400).type('text/plain; charset=utf-8').send('Regroupement invalide');
-      if (chosen.errors.compare)
-        return reply.code(400).type('text/plain; charset=utf-8').send('Comparaison invalide');
-      const org = session(request).organization;
-      const { comparison } = chosen;
-      const csv = comparison
-        ? comparedRevenueCsv(
-            await comparedReports(app.reportEngine, org, chosen, comparison, chosen.granularity),
+  // Two downloads of the same table (issue 30, item 5): the API's CSV (V1) for programs, and the
+  // French spreadsheet's (`;`, decimal comma, BOM) for Excel or LibreOffice in French.
+  for (const form of CSV_FORMS) {
+    app.get(
+      form.path,
+      { schema: { querystring: RevenueQuery }, preHandler: tools.requireSession },
+      async (request, reply) => {
+        const chosen = choice(request.query);
+        const refusal = csvRefusal(chosen);
+        if (refusal) return reply.code(400).type('text/plain; charset=utf-8').send(refusal);
+        const org = session(request).organization;
+        const { comparison } = chosen;
+        const csv = comparison
+          ? form.compared(
+              await comparedReports(app.reportEngine, org, chosen, comparison, chosen.granularity),
+            )
+          : form.plain(
+              await revenueReport(app.reportEngine, org, chosen.from, chosen.to, chosen.granularity),
+            );
+        const grouped = chosen.granularity === 'day' ? '' : `-${chosen.granularity}`;
+        const compared = comparison ? `-comparaison-${comparison.from}-${comparison.to}` : '';
+        return reply
+          .header(
+            'content-disposition',
+            `attachment; filename="revenus-${chosen.from}-${chosen.to}${grouped}${compared}${form.suffix}.csv"`,
           )
-        : revenueCsv(await revenueReport(app.reportEngine, org, chosen.from, chosen.to, chosen.granularity));
-      const grouped = chosen.granularity === 'day' ? '' : `-${chosen.granularity}`;
-      const compared = comparison ? `-comparaison-${comparison.from}-${comparison.to}` : '';
-      return reply
-        .header(
-          'content-disposition',
-          `attachment; filename="revenus-${chosen.from}-${chosen.to}${grouped}${compared}.csv"`,
-        )
-        .header('cache-control', 'no-store')
-        .type('text/csv; charset=utf-8')
-        .send(csv);
-    },
-  );
+          .header('cache-control', 'no-store')
+          .type('text/csv; charset=utf-8')
+          .send(csv);
+      },
+    );
+  }
 }

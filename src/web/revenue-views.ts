@@ -1,13 +1,15 @@
 // The Revenue page's report views: the key figures, the chart and the table of one period, or of
 // the period compared with another (PC1). Figures from the API's report engine (S3).
 import type { ReportEngine } from '../metrics/engine.js';
-import { revenueReport, type RevenueDay, type RevenueReport } from '../metrics/revenue.js';
+import { revenueReport } from '../metrics/revenue.js';
 import { comparedRevenue, keyFigures } from '../metrics/revenue-compare.js';
 import type { Comparison } from '../query/compare.js';
 import type { Granularity } from '../query/dates.js';
-import { html, type Html } from './html.js';
-import { bucketLabel, revenueChartSvg } from './revenue-chart.js';
-import { comparedTableHtml, formatsFor, keyFiguresHtml } from './revenue-compared.js';
+import { formatPeriod } from './format.js';
+import type { Html } from './html.js';
+import { revenueChartSvg } from './revenue-chart.js';
+import { formatsFor, keyFiguresHtml } from './revenue-compared.js';
+import { comparedTableHtml, plainTableHtml } from './revenue-tables.js';
 
 /** The period and grouping the page computes (already checked). */
 interface Choice {
@@ -16,22 +18,17 @@ interface Choice {
   readonly granularity: Granularity;
 }
 
-/** The choices of the « Regroupement » list, and the table's first column header for each. */
-export const GROUPINGS: Record<Granularity, { option: string; header: string }> = {
-  day: { option: 'Jour', header: 'Jour' },
-  week: { option: 'Semaine', header: 'Semaine du' },
-  month: { option: 'Mois', header: 'Mois' },
-  quarter: { option: 'Trimestre', header: 'Trimestre' },
-  year: { option: 'Année', header: 'Année' },
+/** The choices of the « Regroupement » list. */
+export const GROUPINGS: Record<Granularity, { option: string }> = {
+  day: { option: 'Jour' },
+  week: { option: 'Semaine' },
+  month: { option: 'Mois' },
+  quarter: { option: 'Trimestre' },
+  year: { option: 'Année' },
 };
 
-/** A row's label: the day itself for days and weeks (« Semaine du »), else the bucket's name. */
-const rowLabel = (date: string, granularity: Granularity): string =>
-  granularity === 'day' || granularity === 'week' ? date : bucketLabel(date, granularity);
-
-/** « du 1 février 2026 au 28 février 2026 »: a period in words. */
-const periodWords = (period: { from: string; to: string }): string =>
-  `du ${bucketLabel(period.from)} au ${bucketLabel(period.to)}`;
+/** « du 1er au 29 février 2024 »: a period in words. */
+const periodWords = (period: { from: string; to: string }): string => formatPeriod(period.from, period.to);
 
 type Organization = Parameters<typeof revenueReport>[1] & { readonly currency: string };
 
@@ -40,48 +37,12 @@ export interface ReportView {
   figures: Html;
   chart: string;
   table: Html;
+  /** No counted order and no amount in the period (nor in the comparison's): the empty state. */
+  empty: boolean;
 }
 
-/** The table of one period, as before PC1: one row per bucket and the totals. */
-function plainTable(report: RevenueReport, currency: string): Html {
-  const money = new Intl.NumberFormat('fr-FR', { style: 'currency', currency });
-  const row = (label: Html | string, d: Omit<RevenueDay, 'date'>) =>
-    html`<th scope="row">${label}</th>
-      <td class="num">${d.orders}</td>
-      <td class="num">${money.format(d.grossSales)}</td>
-      <td class="num">${money.format(d.refunds)}</td>
-      <td class="num">${money.format(d.taxes)}</td>
-      <td class="num">${money.format(d.shipping)}</td>
-      <td class="num">${money.format(d.fees)}</td>
-      <td class="num">${money.format(d.netRevenue)}</td>`;
-  return html`<table id="revenue-table">
-    <thead>
-      <tr>
-        <th scope="col">${GROUPINGS[report.granularity].header}</th>
-        <th class="num" scope="col">Commandes</th>
-        <th class="num" scope="col">CA brut</th>
-        <th class="num" scope="col">Remboursements</th>
-        <th class="num" scope="col">Taxes</th>
-        <th class="num" scope="col">Livraison</th>
-        <th class="num" scope="col">Frais</th>
-        <th class="num" scope="col">CA net</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${report.days.map(
-        (d) =>
-          html`<tr data-date="${d.date}">
-            ${row(rowLabel(d.date, report.granularity), d)}
-          </tr>`,
-      )}
-    </tbody>
-    <tfoot>
-      <tr id="revenue-totals">
-        ${row('Total', report.totals)}
-      </tr>
-    </tfoot>
-  </table>`;
-}
+const nothing = (t: { orders: number; grossSales: number; refunds: number; netRevenue: number }): boolean =>
+  t.orders === 0 && t.grossSales === 0 && t.refunds === 0 && t.netRevenue === 0;
 
 export async function plainView(
   engine: ReportEngine,
@@ -94,7 +55,8 @@ export async function plainView(
   return {
     figures: keyFiguresHtml(figures, formatsFor(org.currency)),
     chart: revenueChartSvg(report.days, { currency: org.currency, granularity: report.granularity }),
-    table: plainTable(report, org.currency),
+    table: plainTableHtml(report, org.currency),
+    empty: nothing(report.totals),
   };
 }
 
@@ -122,8 +84,7 @@ export async function comparedView(
         change: net.change,
       },
     }),
-    table: comparedTableHtml(report, formats, GROUPINGS[granularity].header, (date) =>
-      rowLabel(date, granularity),
-    ),
+    table: comparedTableHtml(report, org.currency),
+    empty: nothing(main.totals) && nothing(previous.totals),
   };
 }

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { DEDUCTIONS, type Deduction } from '../catalog.js';
 import { excludableStatuses, isSubscriptionActive, updateReportSettings } from '../domain/organizations.js';
+import { formatLongDay, statusLabel } from './format.js';
 import { html } from './html.js';
 import { csrfField, page } from './layout.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -34,7 +35,7 @@ export async function settingsPages(plain: FastifyInstance, tools: WebTools): Pr
             Les commandes dans ces statuts ne comptent nulle part : ni dans les chiffres, ni comme première
             commande d’un client.
           </p>
-          ${statuses.map((status, i) => html`<label for="status-${i}"><input type="checkbox" id="status-${i}" name="excluded" value="${status}" ${org.settings.excludedStatuses.includes(status) ? ' checked' : ''} /> ${status}</label>`)}
+          ${statuses.map((status, i) => html`<label for="status-${i}"><input type="checkbox" id="status-${i}" name="excluded" value="${status}" ${org.settings.excludedStatuses.includes(status) ? ' checked' : ''} /> ${statusLabel(status)}</label>`)}
         </fieldset>
         <fieldset>
           <legend>Déductions du CA net</legend>
@@ -72,8 +73,8 @@ export async function settingsPages(plain: FastifyInstance, tools: WebTools): Pr
       org.subscriptionState === 'trialing'
         ? org.trialEndsOn
           ? active
-            ? `Essai gratuit jusqu’au ${new Date(`${org.trialEndsOn}T00:00:00Z`).toLocaleDateString('fr-FR', { dateStyle: 'long', timeZone: 'UTC' })} inclus.`
-            : `Essai gratuit terminé le ${new Date(`${org.trialEndsOn}T00:00:00Z`).toLocaleDateString('fr-FR', { dateStyle: 'long', timeZone: 'UTC' })}.`
+            ? `Essai gratuit jusqu’au ${formatLongDay(org.trialEndsOn)} inclus.`
+            : `Essai gratuit terminé le ${formatLongDay(org.trialEndsOn)}.`
           : 'Essai gratuit en cours.'
         : org.subscriptionState === 'active'
           ? 'Abonnement actif.'

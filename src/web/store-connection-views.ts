@@ -3,13 +3,13 @@
 // the rate), the last successful sync, the next one, the last error; and the one-time webhook card.
 import type { StoreConnection } from '../ingest/connectors/connections.js';
 import { exportRate, FAILURES_FOR_ERROR, runRate } from '../ingest/connectors/connections.js';
+import { formatCount, formatMoment, plural } from './format.js';
 import { html, type Html } from './html.js';
 import { csrfField, type PageContext } from './layout.js';
 
 const PLATFORM_LABELS = { woocommerce: 'WooCommerce', shopify: 'Shopify' } as const;
-const WHEN = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
-const count = (n: number) => n.toLocaleString('fr-FR');
-const when = (date: Date | null) => (date ? `${WHEN.format(date)} UTC` : '—');
+const count = formatCount;
+const when = (date: Date | null) => formatMoment(date);
 
 /** The connection's state in one sentence. */
 export function connectionState(
@@ -60,34 +60,44 @@ function actions(context: PageContext, connection: StoreConnection): Html {
     </form>`;
 }
 
-/** Every store of the organization, connected or fed by files, with its orders. */
-function storesTable(stores: readonly { address: string; orders: number }[]): Html {
+/**
+ * Every store of the organization, connected by its API or fed by files (issue 30, item 4: a store
+ * without a connector is not « no store »), with its orders and how they arrive.
+ */
+function storesTable(
+  stores: readonly { address: string; orders: number }[],
+  connected: ReadonlySet<string>,
+): Html {
   return html`<h3>Toutes les boutiques</h3>
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th>Boutique</th>
-            <th class="num">Commandes</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${
-            stores.length === 0
-              ? html`<tr>
-                  <td colspan="2" class="muted">Aucune boutique connectée.</td>
-                </tr>`
-              : stores.map(
+    ${
+      stores.length === 0
+        ? html`<p class="muted" id="no-store">
+            Aucune boutique pour l’instant : connectez-en une ci-dessous, ou importez un fichier de commandes.
+          </p>`
+        : html`<div class="table-wrap">
+            <table class="stack" id="stores">
+              <thead>
+                <tr>
+                  <th>Boutique</th>
+                  <th>Commandes reçues par</th>
+                  <th class="num">Commandes</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${stores.map(
                   (s) =>
                     html`<tr>
-                      <td>${s.address}</td>
-                      <td class="num">${s.orders}</td>
+                      <td data-label="Boutique">${s.address}</td>
+                      <td data-label="Reçues par">
+                        ${connected.has(s.address) ? 'Connexion (API)' : 'Import de fichiers'}
+                      </td>
+                      <td data-label="Commandes" class="num">${count(s.orders)}</td>
                     </tr>`,
-                )
-          }
-        </tbody>
-      </table>
-    </div>`;
+                )}
+              </tbody>
+            </table>
+          </div>`
+    }`;
 }
 
 /**
@@ -108,7 +118,13 @@ export function connectionsTable(
     ${
       connections.length === 0
         ? html`<h3>Connectées par leur API</h3>
-            <p class="muted">Aucune boutique connectée par son API.</p>`
+            <p class="muted" id="no-connection">
+              ${
+                stores.length === 0
+                  ? 'Aucune boutique connectée par son API.'
+                  : `Aucune boutique connectée par son API : ${plural(stores.length, 'boutique reçoit ses', 'boutiques reçoivent leurs')} commandes par import de fichiers.`
+              }
+            </p>`
         : html`<h3>Connectées par leur API</h3>
             <div class="table-wrap">
               <table class="stack connections">
@@ -140,7 +156,7 @@ export function connectionsTable(
                       </td>
                       <td data-label="État" class="${state.alert ? 'error' : ''}">
                         ${state.text} ${progress}
-                        ${c.lastSkipped ? html`<br /><span class="muted">${count(c.skippedOrders)} commande(s) de l’historique non comptée(s) ; dernière : ${c.lastSkipped}</span>` : ''}
+                        ${c.lastSkipped ? html`<br /><span class="muted">${plural(c.skippedOrders, 'commande de l’historique non comptée', 'commandes de l’historique non comptées')} ; dernière : ${c.lastSkipped}</span>` : ''}
                       </td>
                       <td data-label="Commandes" class="num">${count(c.orders)}</td>
                       <td data-label="Dernière synchronisation réussie">${when(c.lastSuccessAt)}</td>
@@ -152,7 +168,7 @@ export function connectionsTable(
               </table>
             </div>`
     }
-    ${storesTable(stores)}
+    ${storesTable(stores, new Set(connections.map((c) => c.address)))}
   </div>`;
 }
 

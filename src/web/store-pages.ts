@@ -9,7 +9,10 @@ import { BackgroundImports } from '../ingest/background.js';
 import type { ImportResult } from '../ingest/import.js';
 import { findJob, type ImportJob } from '../ingest/jobs.js';
 import { formatOfFileName } from '../ingest/read-orders.js';
+import { formatCount, formatMoment, plural } from './format.js';
 import { html, type Html } from './html.js';
+import { recentImports } from '../domain/import-history.js';
+import { importHistory } from './import-history-view.js';
 import { csrfField, page, type PageContext } from './layout.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AddStoreForm, ConnectStoreForm, StoreActionForm } from './forms.js';
@@ -23,10 +26,24 @@ const SHOWN_ERRORS = 200;
 /** Store connection tries per organization and hour (each one calls the address typed). */
 const CONNECT_ATTEMPTS_PER_HOUR = 20;
 
-function importReport(result: ImportResult): Html {
+/** « 12 commandes importées, 1 remplacée, 0 ligne refusée ». */
+const importCounts = (r: { imported: number; updated: number; rejected: number }): string =>
+  `${plural(r.imported, 'commande importée', 'commandes importées')}, ${plural(r.updated, 'remplacée', 'remplacées')}, ${plural(r.rejected, 'ligne refusée', 'lignes refusées')}`;
+
+/** What was imported, from where, when (issue 30, item 9: the result page names its file). */
+function importSource(job: ImportJob): Html {
+  const origin = job.origin === 'cli' ? 'en ligne de commande' : 'depuis cette page';
+  return html`<p class="muted" id="import-source">
+    Fichier <strong>${job.fileName ?? 'sans nom'}</strong>, importé ${origin} le
+    ${formatMoment(job.createdAt)}. Chaque commande va dans la boutique de son champ <code>store</code>.
+  </p>`;
+}
+
+function importReport(result: ImportResult, source: Html): Html {
   const errors = result.errors.slice(0, SHOWN_ERRORS);
   return html`<section class="card" aria-labelledby="import-result" id="import-report">
     <h2 id="import-result">${result.refused ? 'Import refusé' : 'Import terminé'}</h2>
+    ${source}
     ${
       result.refused && result.fileError !== undefined
         ? html`<p class="alert" role="alert">
@@ -34,13 +51,10 @@ function importReport(result: ImportResult): Html {
           </p>`
         : result.refused
           ? html`<p class="alert" role="alert">
-              ${result.rejected} ligne(s) invalide(s) : aucune commande n’a été importée. Corrigez le fichier,
-              ou cochez « importer les lignes valides ».
+              ${plural(result.rejected, 'ligne invalide', 'lignes invalides')} : aucune commande n’a été
+              importée. Corrigez le fichier, ou cochez « importer les lignes valides ».
             </p>`
-          : html`<p class="notice" role="status">
-              ${result.imported} commande(s) importée(s), ${result.updated} remplacée(s), ${result.rejected}
-              ligne(s) refusée(s).
-            </p>`
+          : html`<p class="notice" role="status">${importCounts(result)}.</p>`
     }
     ${
       errors.length > 0
@@ -57,7 +71,7 @@ function importReport(result: ImportResult): Html {
                   ${errors.map(
                     (e) =>
                       html`<tr>
-                        <td>${e.line}</td>
+                        <td>${formatCount(e.line)}</td>
                         <td>${e.field}</td>
                         <td>${e.message}</td>
                       </tr>`,
@@ -65,7 +79,7 @@ function importReport(result: ImportResult): Html {
                 </tbody>
               </table>
             </div>
-            ${result.errorCount > errors.length ? html`<p class="muted">… et ${result.errorCount - errors.length} autres erreurs.</p>` : ''}`
+            ${result.errorCount > errors.length ? html`<p class="muted">… et ${plural(result.errorCount - errors.length, 'autre erreur', 'autres erreurs')}.</p>` : ''}`
         : ''
     }
   </section>`;
@@ -109,11 +123,12 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
     } = {},
   ) {
     const section = await storesSection(request, context);
+    const history = await recentImports(tools.db, session(request).organization.id);
     const connect = extra.connect?.platform === 'shopify' ? undefined : extra.connect;
     const shopify = extra.connect?.platform === 'shopify' ? extra.connect : undefined;
     const body = html`${extra.report ?? ''}
       <section class="card" aria-labelledby="connected-title">
-        <h2 id="connected-title">Boutiques</h2>
+        <h2 id="connected-title">Vos boutiques</h2>
         ${section}
         <p class="muted"><a href="/settings/stores">Rafraîchir</a></p>
       </section>
@@ -200,7 +215,8 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
         <input id="file" name="file" type="file" accept=".ndjson,.jsonl,.csv" required />
         <progress id="import-progress" max="100" value="0" hidden></progress>
         <div class="actions"><button>Importer</button></div>
-      </form>`;
+      </form>
+      ${importHistory(history)}`;
     return page(context, 'Boutiques', body, extra.notice);
   }
 
@@ -218,7 +234,9 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
         const stored = await addStore(tools.db, session(request).organization.id, address);
         return tools.render(
           reply,
-          await storesPage(request, context, { notice: `Boutique connectée : ${stored}` }),
+          await storesPage(request, context, {
+            notice: `Boutique ajoutée : ${stored}. Importez-y des commandes avec un fichier.`,
+          }),
         );
       } catch (error) {
         if (!(error instanceof AppError) || error.status >= 500) throw error;
@@ -316,7 +334,7 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
         },
       );
       const notice = removeOrders
-        ? `Boutique déconnectée : ${done.address} ; ${done.removedOrders} commande(s) supprimée(s).`
+        ? `Boutique déconnectée : ${done.address} ; ${plural(done.removedOrders, 'commande supprimée', 'commandes supprimées')}.`
         : `Boutique déconnectée : ${done.address} ; ses commandes sont conservées.`;
       return tools.render(reply, await storesPage(request, tools.context(request, reply), { notice }));
     },
@@ -405,18 +423,19 @@ function jobView(job: ImportJob): Html {
     </p>`;
   if (job.state === 'running')
     return html`<p class="notice" role="status" id="import-state">
-      Import${file} en cours : ${job.linesRead.toLocaleString('fr-FR')} lignes lues
-      (${job.ordersPerSecond.toLocaleString('fr-FR')} commandes/s). Cette page se met à jour seule.
+      Import${file} en cours : ${plural(job.linesRead, 'ligne lue', 'lignes lues')}
+      (${formatCount(job.ordersPerSecond)} commandes/s). Cette page se met à jour seule.
     </p>`;
   if (job.state === 'failed')
     return html`<section class="card" id="import-report">
       <h2>Import échoué</h2>
+      ${importSource(job)}
       <p class="alert" role="alert">${job.message ?? 'Import échoué.'}</p>
       <p><a href="/settings/stores">Retour aux boutiques</a></p>
     </section>`;
   const refused = job.state === 'refused';
   // A refused job's message is why the whole file was (its encoding: issue 18, finding 3).
   const fileError = refused && job.message !== null ? { fileError: job.message } : {};
-  return html`${importReport({ ...job, errors: [...job.errors], refused, ...fileError })}
+  return html`${importReport({ ...job, errors: [...job.errors], refused, ...fileError }, importSource(job))}
     <p><a href="/settings/stores">Retour aux boutiques</a></p>`;
 }

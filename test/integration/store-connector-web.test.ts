@@ -198,7 +198,8 @@ describe('Boutiques page: connecting a WooCommerce store in Chromium (issue 11)'
     await page.waitForLoadState('load');
     assert.equal(
       ((await page.getByRole('status').textContent()) ?? '').trim(),
-      `Boutique déconnectée : ${store.url} ; ${total} commande(s) supprimée(s).`,
+      // Issue 30: the count in French, the plural in words.
+      `Boutique déconnectée : ${store.url} ; ${total.toLocaleString('fr-FR')}\u00a0${total > 1 ? 'commandes supprimées' : 'commande supprimée'}.`,
     );
     assert.match(
       (await page.locator('#connections').textContent()) ?? '',

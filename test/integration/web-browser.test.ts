@@ -137,15 +137,18 @@ describeOn('embedded', 'web application in Chromium', () => {
     const { key } = await createApiKey(service.db, org.id, 'comparaison');
     const totalsFromPage = async () => {
       await page.goto(`${service.baseUrl}/reports/revenue?${PERIOD}`);
-      const cells = await page.locator('#revenue-totals td').allTextContents();
-      const number = (text: string | undefined) =>
-        Number((text ?? '').replace(/[^\d,-]/g, '').replace(',', '.'));
+      const number = async (column: string) =>
+        Number(
+          ((await page.locator(`#revenue-totals td[data-col=${column}]`).textContent()) ?? '')
+            .replace(/[^\d,-]/g, '')
+            .replace(',', '.'),
+        );
       return {
-        orders: number(cells[0]),
-        gross: number(cells[1]),
-        taxes: number(cells[3]),
-        shipping: number(cells[4]),
-        net: number(cells[6]),
+        orders: await number('orders'),
+        gross: await number('grossSales'),
+        taxes: await number('taxes'),
+        shipping: await number('shipping'),
+        net: await number('netRevenue'),
       };
     };
     const totalsFromApi = async () => {
@@ -233,7 +236,8 @@ describeOn('embedded', 'web application in Chromium', () => {
     }
     const totals = (await page.locator('#revenue-totals td').allTextContents()).map(cents);
     assert.deepEqual(sums, totals, 'the months add up to the totals');
-    assert.deepEqual([totals[0], totals[1], totals[6]], [500, 23574, 16750]);
+    // Issue 30: CA net first, then orders and gross sales.
+    assert.deepEqual([totals[1], totals[2], totals[0]], [500, 23574, 16750]);
     const { key } = await createApiKey(service.db, org.id, 'mois');
     const fromApi = await api(
       key,
@@ -253,7 +257,7 @@ describeOn('embedded', 'web application in Chromium', () => {
       /par mois, de janvier 2026 à avril 2026 \(4 mois\)/,
     );
 
-    const link = page.getByRole('link', { name: 'Télécharger le CSV' });
+    const link = page.getByRole('link', { name: 'CSV de l’API' });
     assert.equal(
       await link.getAttribute('href'),
       '/reports/revenue.csv?from=2026-01-15&to=2026-04-10&granularity=month',
@@ -275,7 +279,7 @@ describeOn('embedded', 'web application in Chromium', () => {
     await page.getByLabel('Regroupement').selectOption({ label: 'Semaine' });
     await page.getByRole('button', { name: 'Afficher' }).click();
     await page.waitForURL(/granularity=week/);
-    assert.equal((await page.locator('#revenue-table thead th').first().textContent())?.trim(), 'Semaine du');
+    assert.equal((await page.locator('#revenue-table thead th').first().textContent())?.trim(), 'Semaine');
     // 15 January 2026 is a Thursday: the first week starts on Monday the 12th.
     assert.equal(
       await page.locator('#revenue-table tbody tr').first().getAttribute('data-date'),
@@ -375,7 +379,7 @@ describeOn('embedded', 'web application in Chromium', () => {
     await page.locator('#import-report').waitFor();
     assert.match(
       (await page.locator('#import-report').textContent()) ?? '',
-      /1 commande\(s\) importée\(s\),\s+0 remplacée\(s\),\s+1\s+ligne\(s\)\s+refusée\(s\)/,
+      /1\scommande importée,\s+0\sremplacée,\s+1\sligne refusée/,
     );
     assert.equal(await counted(), 1);
   });

@@ -161,11 +161,12 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
     assert.deepEqual([await points('net'), await points('previous')], [31, 31], 'bucket k under bucket k');
     assert.match((await chart.locator('.legend').textContent()) ?? '', /CA net, période de comparaison/);
     const summary = (await chart.getAttribute('aria-label')) ?? '';
-    assert.match(summary, /comparé à la période du 30 janvier 2024 au 29 février 2024/);
+    assert.match(summary, /comparé à la période du 30 janvier au 29 février 2024/);
     assert.match(summary, /CA net total 105,10\s€, contre 135,00\s€ .*en baisse de 22,1 %/);
     assert.equal(await chart.getAttribute('role'), 'img');
 
-    // The table: the comparison's day and each figure's previous value and change.
+    // The table: the comparison's day under each day; each figure's value over its change and
+    // previous value (issue 30: CA net first, one column per figure).
     const rows = page.locator('#revenue-table tbody tr');
     assert.equal(await rows.count(), 31);
     const pairs = await rows.evaluateAll((trs) =>
@@ -174,17 +175,15 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
     assert.equal(pairs[0], '2024-03-01/2024-01-30');
     assert.equal(pairs[30], '2024-03-31/2024-02-29');
     const headers = (await page.locator('#revenue-table thead th').allTextContents()).map((h) => h.trim());
-    assert.equal(headers.length, 2 + 7 * 3);
-    assert.deepEqual(headers.slice(0, 5), [
-      'Jour',
-      'Comparé à',
-      'Commandes',
-      'Commandes, comparaison',
-      'Commandes, évolution',
-    ]);
+    assert.equal(headers.length, 1 + 7);
+    assert.deepEqual(headers.slice(0, 4), ['Jour', 'CA net', 'Commandes', 'CA brut']);
+    assert.match(
+      (await rows.first().locator('th').textContent()) ?? '',
+      /1 mars 2024\s+contre 30 janv\. 2024/,
+    );
 
     // The CSV: PC1's columns in PC1's order; the link keeps the choice.
-    const link = page.getByRole('link', { name: 'Télécharger le CSV' });
+    const link = page.getByRole('link', { name: 'CSV de l’API' });
     assert.equal(
       await link.getAttribute('href'),
       '/reports/revenue.csv?from=2024-03-01&to=2024-03-31&granularity=day&compare=previous_period',
@@ -214,7 +213,8 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
     const rows = page.locator('#revenue-table tbody tr');
     assert.equal(await rows.count(), 29);
     assert.equal(await rows.last().getAttribute('data-date-previous'), '', 'no 29 February 2023');
-    assert.equal((await rows.last().locator('td').first().textContent())?.trim(), '—');
+    assert.match((await rows.last().locator('th').textContent()) ?? '', /contre —/);
+    assert.equal((await rows.last().locator('td[data-col=netRevenue] .previous').textContent())?.trim(), '—');
     const chart = page.locator('.chart svg');
     const points = (
       (await chart.locator('polyline[data-series="previous"]').getAttribute('points')) ?? ''
@@ -234,7 +234,7 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
     assert.match((await box.locator('.change').textContent()) ?? '', /non calculable/);
   });
 
-  test('PC1: the compared page reads on a phone-sized screen; the wide table scrolls in its own box', async () => {
+  test('PC1: the compared page reads on a phone-sized screen, the table as one card per day', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
       await page.goto(
@@ -306,14 +306,31 @@ const EDGES = [
   order('e6', '2023-02-28T12:00:00Z', '23.00', { customer_email: 'c8@x.fr' }),
   order('e7', '2022-11-15T03:00:00Z', '29.00', { customer_email: 'c3@x.fr' }),
 ];
-/** The table's figures that are catalog metrics (refunds and fees are not), in the table's order. */
+/** The table's figures that are catalog metrics (refunds and fees are not): column id, metric. */
 const TABLE_METRICS = [
-  [0, 'orders'],
-  [1, 'gross_sales'],
-  [3, 'taxes'],
-  [4, 'shipping'],
-  [6, 'net_revenue'],
+  ['orders', 'orders'],
+  ['grossSales', 'gross_sales'],
+  ['taxes', 'taxes'],
+  ['shipping', 'shipping'],
+  ['netRevenue', 'net_revenue'],
 ] as const;
+
+/** A compared cell of the page's HTML: its value, its comparison's value and its change. */
+function comparedCell(
+  row: string,
+  column: string,
+): { value: number | null; previous: number | null; change: number | null } {
+  const cell = new RegExp(`data-col="${column}"[\\s\\S]*?</td>`).exec(row)?.[0] ?? '';
+  const value = /<span class="now">([^<]*)</.exec(cell)?.[1];
+  const previous = /class="previous">([^<]*)</.exec(cell)?.[1];
+  assert.ok(value !== undefined && previous !== undefined, `cell ${column}: ${cell.slice(0, 300)}`);
+  const change = /class="change [^"]*">([^<]*)</.exec(cell)?.[1];
+  return {
+    value: shown(value),
+    previous: shown(previous),
+    change: change === undefined ? null : shown(change),
+  };
+}
 const CASES = [
   { from: '2024-03-01', to: '2024-03-31', granularity: 'day', compare: 'previous_period' },
   { from: '2024-03-01', to: '2024-03-31', granularity: 'day', compare: 'previous_year' },
@@ -400,21 +417,21 @@ describe('Revenue page compared (PC1): key figures and table equal the API’s c
       for (const r of rows) assert.ok(dates.has(String(r.date)), `API row ${String(r.date)} on the page`);
       let compared = 0;
       for (const [, date = '', datePrevious = '', cells = ''] of trs) {
-        const tds = [...cells.matchAll(/<td class="num[^"]*">([^<]*)<\/td>/g)].map((m) => shown(m[1] ?? ''));
-        assert.equal(tds.length, 21, date);
         const r = byDate.get(date);
         if (r === undefined) {
           // No order in either period's k-th bucket: the API has no row, the page zeros.
-          for (const [i] of TABLE_METRICS) assert.equal(tds[3 * i], 0, `${date} without an API row`);
+          for (const [column] of TABLE_METRICS)
+            assert.equal(comparedCell(cells, column).value, 0, `${date} without an API row`);
           continue;
         }
         compared++;
         assert.equal(datePrevious, r.date_previous ?? '', `${date}: date_previous`);
-        for (const [i, metric] of TABLE_METRICS) {
+        for (const [column, metric] of TABLE_METRICS) {
           const at = `${date} ${metric}`;
-          assert.equal(tds[3 * i], cents(r[metric]), at);
-          assert.equal(tds[3 * i + 1], cents(r[`${metric}_previous`]), `${at}_previous`);
-          assert.equal(tds[3 * i + 2], r[`${metric}_change`], `${at}_change`);
+          const cell = comparedCell(cells, column);
+          assert.equal(cell.value, cents(r[metric]), at);
+          assert.equal(cell.previous, cents(r[`${metric}_previous`]), `${at}_previous`);
+          assert.equal(cell.change, r[`${metric}_change`], `${at}_change`);
         }
       }
       assert.equal(compared, rows.length, 'every API row compared');

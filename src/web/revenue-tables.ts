@@ -1,0 +1,120 @@
+// The Revenue page's tables (issue 30, item 1), on the shared data table: CA net first, then the
+// figures by importance; taxes, shipping and fees are optional columns (the picker). Compared
+// (PC1): one column per figure, each cell the value, its change below (arrow, sign, colour) and
+// the comparison's value beside the change; the comparison's bucket under the row's own label.
+import type { ComparedRevenue, FigureId } from '../metrics/revenue-compare.js';
+import { comparedFigures } from '../metrics/revenue-compare.js';
+import type { RevenueDay, RevenueReport } from '../metrics/revenue.js';
+import type { Granularity } from '../query/dates.js';
+import { dataTableHtml, type DataColumn } from './data-table.js';
+import { formatBucket, formatCount, formatMoney, formatShortPeriod } from './format.js';
+import { html, type Html } from './html.js';
+import { changeLabel, direction, FIGURE_LABELS } from './revenue-compared.js';
+
+type Figures = Omit<RevenueDay, 'date'>;
+
+/** The figures in the order a shop owner reads them; the last three are picked on demand. */
+const COLUMNS: readonly { id: FigureId; optional?: boolean }[] = [
+  { id: 'netRevenue' },
+  { id: 'orders' },
+  { id: 'grossSales' },
+  { id: 'refunds' },
+  { id: 'taxes', optional: true },
+  { id: 'shipping', optional: true },
+  { id: 'fees', optional: true },
+];
+
+/** The first column's header for each grouping (G2). */
+export const BUCKET_HEADERS: Record<Granularity, string> = {
+  day: 'Jour',
+  week: 'Semaine',
+  month: 'Mois',
+  quarter: 'Trimestre',
+  year: 'Année',
+};
+
+const figure = (id: FigureId, value: number, currency: string): string =>
+  id === 'orders' ? formatCount(value) : formatMoney(value, currency);
+
+/** The table of one period: one row per bucket and the totals. */
+export function plainTableHtml(report: RevenueReport, currency: string): Html {
+  type Row = Figures & { date?: string };
+  const columns: DataColumn<Row>[] = COLUMNS.map(({ id, optional }) => ({
+    id,
+    label: FIGURE_LABELS[id],
+    numeric: true,
+    lead: id === 'netRevenue',
+    ...(optional ? { optional } : {}),
+    cell: (row: Row) => figure(id, row[id], currency),
+  }));
+  return dataTableHtml<Row>({
+    id: 'revenue-table',
+    caption: 'Revenus par période',
+    rowHeader: {
+      label: BUCKET_HEADERS[report.granularity],
+      cell: (row) => formatBucket(row.date ?? '', report.granularity),
+    },
+    columns,
+    rows: report.days,
+    rowAttributes: (row) => html`data-date="${row.date ?? ''}"`,
+    totals: { id: 'revenue-totals', label: 'Total', row: report.totals },
+  });
+}
+
+interface ComparedRow {
+  readonly main: Figures & { date?: string };
+  readonly previous: (Figures & { date?: string }) | undefined;
+}
+
+/**
+ * A compared cell: the value; below, its change and the comparison's value. Compact (up to 731
+ * rows of 7 cells): the arrow and sign say the change's direction in its text, the column header
+ * and the row's « contre … » say what the second value is; the class only adds the colour.
+ */
+function comparedCell(id: FigureId, row: ComparedRow, currency: string): Html {
+  const value = figure(id, row.main[id], currency);
+  const before = row.previous === undefined ? '—' : figure(id, row.previous[id], currency);
+  const change = comparedFigures(row.main, row.previous)[id].change;
+  // Without a change (nothing to compare with) only the comparison's value is shown.
+  const shown =
+    change === null ? '' : html`<span class="change ${direction(change)}">${changeLabel(change)}</span> `;
+  // prettier-ignore
+  return html`<span class="now">${value}</span><small class="then">${shown}<span class="previous">${before}</span></small>`;
+}
+
+/** The compared table: bucket k of the period beside bucket k of the comparison (PC1). */
+export function comparedTableHtml(report: ComparedRevenue, currency: string): Html {
+  const granularity = report.main.granularity;
+  const columns: DataColumn<ComparedRow>[] = COLUMNS.map(({ id, optional }) => ({
+    id,
+    label: FIGURE_LABELS[id],
+    numeric: true,
+    lead: id === 'netRevenue',
+    ...(optional ? { optional } : {}),
+    cell: (row: ComparedRow) => comparedCell(id, row, currency),
+  }));
+  const { comparison } = report;
+  return dataTableHtml<ComparedRow>({
+    id: 'revenue-table',
+    caption: 'Revenus par période, comparés',
+    variant: 'compared',
+    rowHeader: {
+      label: BUCKET_HEADERS[granularity],
+      cell: (row) => {
+        const previous = row.previous?.date ? formatBucket(row.previous.date, granularity) : '—';
+        // prettier-ignore
+        return html`${formatBucket(row.main.date ?? '', granularity)} <span class="compared-to">contre ${previous}</span>`;
+      },
+    },
+    columns,
+    rows: report.buckets,
+    rowAttributes: (row) =>
+      html`data-date="${row.main.date ?? ''}" data-date-previous="${row.previous?.date ?? ''}"`,
+    totals: {
+      id: 'revenue-totals',
+      label: html`Total
+        <span class="compared-to">contre ${formatShortPeriod(comparison.from, comparison.to)}</span>`,
+      row: { main: report.main.totals, previous: report.previous.totals },
+    },
+  });
+}
