@@ -6,7 +6,8 @@ import { ColumnarReportEngine, type SnapshotEvent } from './columnar/columnar-en
 import { SqlReportEngine, type ReportEngine } from './engine.js';
 
 export function reportEngineFor(
-  config: Pick<Config, 'reportEngine' | 'reportMemoryMb'> & Partial<Pick<Config, 'reportSnapshotDir'>>,
+  config: Pick<Config, 'reportEngine' | 'reportMemoryMb'> &
+    Partial<Pick<Config, 'reportSnapshotDir' | 'reportBuildingSqlMs'>>,
   db: SnapshotSource,
   onEvent?: (event: SnapshotEvent) => void,
 ): ReportEngine {
@@ -15,6 +16,7 @@ export function reportEngineFor(
   return new ColumnarReportEngine(db, sql, {
     memoryBudgetBytes: config.reportMemoryMb * 1024 * 1024,
     ...(config.reportSnapshotDir ? { snapshotDir: config.reportSnapshotDir } : {}),
+    ...(config.reportBuildingSqlMs ? { buildingSqlBudgetMs: config.reportBuildingSqlMs } : {}),
     ...(onEvent ? { onEvent } : {}),
   });
 }
