@@ -247,7 +247,7 @@ const KEYED_ERRORS = {
   503: {
     ...errorResponse(
       503,
-      'E2: database unreachable (`DATABASE_UNAVAILABLE`), or too much work at once (`SERVICE_BUSY`): nothing was done, retry after Retry-After.',
+      'E2: database unreachable (`DATABASE_UNAVAILABLE`), too much work at once (`SERVICE_BUSY`), or the organization’s report data being prepared (`SNAPSHOT_BUILDING`, issue 28): nothing was done, retry after Retry-After.',
       { requestId: Type.Optional(requestId.requestId) },
     ),
     headers: RETRY_AFTER,
