@@ -5,6 +5,7 @@
 // before any report asks (item 1). The build and SQL are held by a real lock on the orders table.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { buildApp } from '../../src/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { createOrganization } from '../../src/domain/organizations.js';
 import { isAppError } from '../../src/errors.js';
@@ -167,6 +168,29 @@ describe('issue 28: cold answers and background preparation', () => {
       assert.equal(rows[0]?.orders, 520);
     } finally {
       cold.stop();
+    }
+  });
+
+  test('item 1: a server started on imported orders builds their snapshots by itself, before any request', async () => {
+    const lines: string[] = [];
+    const app = await buildApp(database.config, {
+      db: database.db,
+      logger: { write: (line: string) => lines.push(line) },
+    });
+    try {
+      await app.ready(); // no request is ever made
+      const built = () =>
+        lines
+          .map((line) => JSON.parse(line) as { msg?: string; event?: string; organizationId?: string })
+          .filter((l) => l.msg === 'report snapshot' && l.event === 'built')
+          .map((l) => l.organizationId);
+      for (let waited = 0; built().length < 3; waited += 20) {
+        assert.ok(waited < 30_000, `built: ${built().join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(built(), [used, other, busy]);
+    } finally {
+      await app.close();
     }
   });
 });
