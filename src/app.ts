@@ -15,6 +15,8 @@ import type { Database } from './db/database.js';
 import { appError, AppError, ERROR_KINDS, type ErrorCode } from './errors.js';
 import type { ReportEngine } from './metrics/engine.js';
 import { reportEngineFor } from './metrics/report-engine.js';
+import { ColumnarReportEngine } from './metrics/columnar/columnar-engine.js';
+import { ColdStart } from './metrics/columnar/cold-start.js';
 import { LimitedReportEngine } from './metrics/limited-engine.js';
 import { ReportSlots } from './limits/report-slots.js';
 import { AnswerBudget } from './limits/answer-budget.js';
@@ -196,6 +198,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           : app.log.info(event, 'report snapshot'),
     );
   app.addHook('onClose', async () => computing.close?.());
+  // Issue 28: snapshots prepared in the background, at start and after large writes.
+  if (computing instanceof ColumnarReportEngine && config.reportWarmIntervalMs > 0) {
+    const cold = new ColdStart(deps.db, computing, {
+      intervalMs: config.reportWarmIntervalMs,
+      memoryBudgetBytes: config.reportMemoryMb * 1024 * 1024,
+      onError: (err: unknown) => app.log.warn({ err }, 'report snapshot preparation failed'),
+    });
+    app.addHook('onReady', async () => cold.start());
+    app.addHook('onClose', async () => cold.stop());
+  }
   // Finding 6: computations behind slots, per organization and overall; past them, 503 busy.
   const total = config.reportConcurrency || (deps.db.engine === 'embedded' ? 2 : 8);
   // Issue 29: each organization queues up to 4 × its share behind itself; the queue as a whole

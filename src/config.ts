@@ -63,6 +63,16 @@ export interface Config {
   readonly responseCacheMb: number;
   /** RESPONSE_CACHE_ENTRY_MB: the largest answer cached (here and in Redis); larger ones are not. */
   readonly responseCacheEntryMb: number;
+  /**
+   * REPORT_BUILDING_SQL_MS: while an organization's snapshot builds, how long a report waits for
+   * its answer before 503 SNAPSHOT_BUILDING (issue 28); 0: as long as the statement timeout.
+   */
+  readonly reportBuildingSqlMs: number;
+  /**
+   * REPORT_WARM_INTERVAL_MS: how often the server looks for organizations whose snapshot is
+   * missing or behind a large write, to prepare it in the background (issue 28); 0: never.
+   */
+  readonly reportWarmIntervalMs: number;
   /** REPORT_SNAPSHOT_DIR: where the columnar snapshots are saved for the next start (issue 19); undefined: not saved. */
   readonly reportSnapshotDir: string | undefined;
   /** PUBLIC_URL: the address people and stores reach this service at (webhook addresses). */
@@ -220,6 +230,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportQueueWaitMs: nonNegativeInt(env, 'REPORT_QUEUE_WAIT_MS', 2000, 60_000),
     importMaxBytes: positiveInt(env, 'IMPORT_MAX_BYTES', 512 * 1024 * 1024, 64 * 1024 ** 3),
     reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', defaultReportMemoryMb(), 1_000_000),
+    reportBuildingSqlMs: nonNegativeInt(env, 'REPORT_BUILDING_SQL_MS', 3000, 600_000),
+    reportWarmIntervalMs: nonNegativeInt(env, 'REPORT_WARM_INTERVAL_MS', 5000, 3_600_000),
     reportSnapshotDir:
       env.REPORT_SNAPSHOT_DIR === 'none'
         ? undefined

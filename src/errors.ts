@@ -112,6 +112,11 @@ export const ERROR_KINDS = {
     doc: 'Too much work at once (reports, answers being sent, imports): nothing was done; retry after Retry-After.',
     message: detail,
   },
+  SNAPSHOT_BUILDING: {
+    status: 503,
+    doc: 'The organization’s report data is being prepared (a first read after an import or a start) and this report could not be computed meanwhile within its budget; retry after Retry-After, sized to the preparation’s expected end (issue 28).',
+    message: detail,
+  },
   DATABASE_UNAVAILABLE: {
     status: 503,
     doc: 'The database cannot be reached; retry later.',

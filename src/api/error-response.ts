@@ -30,7 +30,7 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   if (isAppError(error)) {
     countRefusal(error.code); // issue 29: R1, R2 and busy refusals, in /metrics
     // Busy is the service shedding load as designed (finding 6): no error log line for each one.
-    if (error.status >= 500 && error.code !== 'SERVICE_BUSY')
+    if (error.status >= 500 && error.code !== 'SERVICE_BUSY' && error.code !== 'SNAPSHOT_BUILDING')
       request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
     if (error.code === 'DATABASE_UNAVAILABLE') reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S));
     if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));

@@ -298,7 +298,7 @@ const KEYED_ERRORS = {
   503: {
     ...errorResponse(
       503,
-      'Database unreachable (`DATABASE_UNAVAILABLE`), or too much work at once (`SERVICE_BUSY`): nothing was done, retry after Retry-After.',
+      'Database unreachable (`DATABASE_UNAVAILABLE`), too much work at once (`SERVICE_BUSY`), or the organization’s report data being prepared (`SNAPSHOT_BUILDING`): nothing was done, retry after Retry-After.',
       { requestId: Type.Optional(requestId.requestId) },
     ),
     headers: RETRY_AFTER,

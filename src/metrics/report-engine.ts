@@ -52,7 +52,8 @@ function countEvent(event: SnapshotEvent): void {
 }
 
 export function reportEngineFor(
-  config: Pick<Config, 'reportEngine' | 'reportMemoryMb'> & Partial<Pick<Config, 'reportSnapshotDir'>>,
+  config: Pick<Config, 'reportEngine' | 'reportMemoryMb'> &
+    Partial<Pick<Config, 'reportSnapshotDir' | 'reportBuildingSqlMs'>>,
   db: SnapshotSource,
   onEvent?: (event: SnapshotEvent) => void,
 ): ReportEngine {
@@ -65,6 +66,7 @@ export function reportEngineFor(
       countEvent(event);
       onEvent?.(event);
     },
+    ...(config.reportBuildingSqlMs ? { buildingSqlBudgetMs: config.reportBuildingSqlMs } : {}),
   });
 }
 

@@ -15,6 +15,7 @@ import { resolveComparison, type Comparison } from '../query/compare.js';
 import { GRANULARITIES, isGranularity, type Granularity } from '../query/dates.js';
 import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.js';
 import { comparedView, GROUPINGS, plainView } from './revenue-views.js';
+import { buildingNotice, isSnapshotBuilding } from './revenue-building.js';
 import { html, trusted, type Html } from './html.js';
 import { field, page } from './layout.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -266,9 +267,20 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
       if (hasErrors(chosen)) {
         return tools.render(reply, page(context, 'Revenus', picker), 400);
       }
-      const view = chosen.comparison
-        ? await comparedView(app.reportEngine, org, chosen, chosen.comparison)
-        : await plainView(app.reportEngine, org, chosen);
+      const view = await (
+        chosen.comparison
+          ? comparedView(app.reportEngine, org, chosen, chosen.comparison)
+          : plainView(app.reportEngine, org, chosen)
+      ).catch((error: unknown) => {
+        if (!isSnapshotBuilding(error)) throw error;
+        return error; // issue 28: « Calcul en cours… », reloaded when it should be ready
+      });
+      if (isSnapshotBuilding(view)) {
+        const body = html`${picker} ${buildingNotice(view.retryAfterS)}`;
+        reply.header('retry-after', String(view.retryAfterS));
+        const options = { refreshSeconds: view.retryAfterS };
+        return tools.render(reply, page(context, 'Revenus', body, undefined, options), 503);
+      }
       if (view.empty) {
         const anyOrder = await hasOrders(tools.db, org.id);
         return tools.render(reply, page(context, 'Revenus', html`${picker} ${emptyState(anyOrder, chosen)}`));

@@ -13,6 +13,7 @@
 // read before the first row, so a change made meanwhile is read again by the first delta (issue
 // 19), which retires whatever the build read of it (X1).
 import type { Database } from '../../db/database.js';
+import type { BuildProgress } from './build-progress.js';
 import { BinaryCopyRows } from './copy-binary.js';
 import { LiveSnapshot } from './live-snapshot.js';
 import {
@@ -43,6 +44,8 @@ export interface BuildOptions {
   /** Give up (over-budget) when the snapshot would need more than this. */
   readonly maxBytes: number;
   readonly chunkRows?: number;
+  /** Filled in as the build reads (issue 28: the Retry-After of a report that cannot wait). */
+  readonly progress?: BuildProgress;
 }
 
 /** Heap pages [from, to); to undefined: to the end, pages added meanwhile included. */
@@ -85,6 +88,7 @@ export async function buildSnapshot(
     [organizationId],
   );
   const expected = counted?.n ?? 0;
+  if (options.progress) options.progress.expected = expected;
   const maxOrders = Math.floor(options.maxBytes / BYTES_PER_ORDER);
   if (expected > maxOrders) return { version, reason: 'over-budget' };
   const storeRows = await db.query('SELECT id, address FROM stores WHERE organization_id = $1', [
@@ -95,7 +99,10 @@ export async function buildSnapshot(
   const columns = new OrderColumns(expected + 64, live.codes, maxOrders);
   const id = BigInt(organizationId); // an integer, written out by BigInt
   const read = (pages?: Pages): Promise<void> => {
-    const rows = new BinaryCopyRows(FIELD_COUNT, (data) => columns.push(data, rows.starts, rows.lengths));
+    const rows = new BinaryCopyRows(FIELD_COUNT, (data) => {
+      columns.push(data, rows.starts, rows.lengths);
+      if (options.progress) options.progress.read = columns.length;
+    });
     // A turn of the event loop after each piece: the socket may hold many.
     const onData = (data: Buffer) => (rows.write(data), nextTurn());
     return db.copyOut(copyOrders(id, pages), onData).then(() => rows.end());

@@ -15,6 +15,8 @@ import { LRUCache } from 'lru-cache';
 import { addDays, dayOf } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
+import { AppError } from '../../errors.js';
+import { newProgress, secondsLeft, type BuildProgress } from './build-progress.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
 import { readDelta, REBUILD } from './delta.js';
@@ -90,6 +92,12 @@ export interface ColumnarOptions {
    */
   readonly saveEveryMs?: number;
   readonly chunkRows?: number;
+  /**
+   * Issue 28 (REPORT_BUILDING_SQL_MS): while the organization's snapshot builds, a report not
+   * answered within this many ms is refused (503 SNAPSHOT_BUILDING, Retry-After: the build's
+   * expected end) instead of waiting for SQL; 0 or none: SQL is waited for.
+   */
+  readonly buildingSqlBudgetMs?: number;
   /** The differential test's way to run every execution path on small data. */
   readonly executionPaths?: ExecutionPaths;
   readonly onEvent?: (event: SnapshotEvent) => void;
@@ -99,6 +107,8 @@ interface Entry {
   /** The data version the current build, snapshot or refusal is for. */
   version: string;
   building?: Promise<void>;
+  /** How far the build has read (issue 28: Retry-After). */
+  progress?: BuildProgress;
   /** While the build reads the organization's saved file: resolves to whether it was read back. */
   loading?: Promise<boolean>;
   live?: LiveSnapshot;
@@ -132,6 +142,17 @@ const LOAD_WAIT_MS = 15_000;
 
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
 const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
+
+/** Issue 28: a report refused while its organization's snapshot builds, told when to come back. */
+function buildingError(progress: BuildProgress | undefined): AppError {
+  const left = secondsLeft(progress);
+  return new AppError(
+    'SNAPSHOT_BUILDING',
+    `Calcul en cours : les données de l’organisation sont en préparation, réessayez dans ${left} s.`,
+    {},
+    { retryAfterS: left },
+  );
+}
 
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
 
@@ -185,8 +206,39 @@ export class ColumnarReportEngine implements ReportEngine {
     await Promise.all(this.saving);
   }
 
+  /**
+   * Issue 28: while the organization's snapshot builds, the answer within buildingSqlBudgetMs or a
+   * 503 SNAPSHOT_BUILDING at once (its SQL cancelled), never the statement timeout's 30 s.
+   */
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
     if (answersWithLines(plan)) return this.fallback.run(plan, signal);
+    const budgetMs = this.options.buildingSqlBudgetMs ?? 0;
+    if (budgetMs <= 0) return this.answer(plan, signal);
+    const limit = new AbortController();
+    const stop = () => limit.abort(signal?.reason);
+    signal?.addEventListener('abort', stop, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const refused = new Promise<never>((_, reject) => {
+      // Checked each budget: a build started during the request (by it) counts too.
+      const check = () => {
+        const entry = this.entries.get(plan.organizationId);
+        if (!entry?.building || entry.loading) return void (timer = setTimeout(check, budgetMs));
+        const error = buildingError(entry.progress);
+        limit.abort(error);
+        reject(error);
+      };
+      timer = setTimeout(check, budgetMs);
+    });
+    try {
+      return await Promise.race([this.answer(plan, limit.signal), refused]);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
+      refused.catch(() => undefined);
+    }
+  }
+
+  private async answer(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
     for (;;) {
       signal?.throwIfAborted();
       const held = this.entries.get(plan.organizationId)?.snapshot;
@@ -237,6 +289,22 @@ export class ColumnarReportEngine implements ReportEngine {
     let held = 0;
     for (const entry of this.entries.values()) if (entry.snapshot) held++;
     return held;
+  }
+
+  /**
+   * Issue 28: brings the organization's snapshot to its current data version in the background
+   * (a build, its saved file read back, or a delta), resolving when that is done.
+   */
+  async prepare(organizationId: string): Promise<void> {
+    await this.currentSnapshot(organizationId, 0);
+    const entry = this.entries.get(organizationId);
+    await entry?.building;
+    await entry?.updating;
+  }
+
+  /** The data version of the organization's snapshot in memory, if it has one (issue 28). */
+  heldVersion(organizationId: string): string | undefined {
+    return this.entries.get(organizationId)?.snapshot?.version;
   }
 
   /** Snapshot memory in use, in bytes (for the benchmark and the logs). */
@@ -429,6 +497,7 @@ export class ColumnarReportEngine implements ReportEngine {
           const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
           return { identity, loaded: await this.load(organizationId) };
         })();
+        entry.progress = newProgress();
         entry.loading = reading.then(
           ({ loaded }) => loaded !== undefined,
           () => false, // the failure is the build's, below
@@ -439,6 +508,7 @@ export class ColumnarReportEngine implements ReportEngine {
           (await buildSnapshot(this.db, organizationId, {
             maxBytes: this.options.memoryBudgetBytes,
             ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
+            progress: (entry.progress = newProgress()),
           }));
         if (result && !('reason' in result)) result.identity = identity;
         if (this.entries.get(organizationId) !== entry) return;
@@ -466,6 +536,7 @@ export class ColumnarReportEngine implements ReportEngine {
         this.options.onEvent?.({ event: 'failed', organizationId, error });
       } finally {
         entry.building = undefined;
+        entry.progress = undefined;
       }
     };
     const next = this.buildQueue.then(run);

@@ -1,0 +1,84 @@
+// Issue 28, "no SQL minute": snapshots prepared before a report asks for them. At start, every
+// organization is prepared in the background, most recently used first (its last API key use,
+// last import or creation: what its users did last), as long as its orders fit what is left of
+// REPORT_MEMORY_MB: a later, less used one never evicts an earlier one. Then, every interval,
+// any organization whose data version moved (an import, an upload, a connector's backfill, from
+// whichever process) is prepared at once: a delta for a snapshot in memory, a build for one that
+// fits. One at a time, behind the engine's one build at a time; builds yield the event loop
+// between pieces (build-snapshot.ts). docs/architecture.md, "Cold start".
+import type { SnapshotSource } from './build-snapshot.js';
+import type { ColumnarReportEngine } from './columnar-engine.js';
+import { BYTES_PER_ORDER } from './snapshot.js';
+
+export interface ColdStartOptions {
+  /** REPORT_WARM_INTERVAL_MS: how often data versions are looked at. */
+  readonly intervalMs: number;
+  /** REPORT_MEMORY_MB in bytes: what the prepared snapshots may take together. */
+  readonly memoryBudgetBytes: number;
+  readonly onError?: (error: unknown) => void;
+}
+
+/** Organizations, most recently used first, with their data version. */
+const BY_RECENT_USE = `
+  SELECT o.id::text, o.data_version::text,
+    greatest(o.created_at,
+      (SELECT max(k.last_used_at) FROM api_keys k WHERE k.organization_id = o.id),
+      (SELECT max(j.created_at) FROM import_jobs j WHERE j.organization_id = o.id)) AS used_at
+  FROM organizations o
+  ORDER BY used_at DESC, o.id`;
+
+export class ColdStart {
+  /** Data versions seen at the last look: a change since is a write to prepare for. */
+  private seen = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: SnapshotSource,
+    private readonly engine: ColumnarReportEngine,
+    private readonly options: ColdStartOptions,
+  ) {}
+
+  /** Starts the first pass at once, then one look each interval. */
+  start(): void {
+    void this.pass(true);
+  }
+
+  /**
+   * Stops looking. The preparation under way is not waited for (a build of millions of orders
+   * would hold the server's close): the next start reads its file or builds again.
+   */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private async pass(first: boolean): Promise<void> {
+    try {
+      const organizations = await this.db.query<{ id: string; data_version: string }>(BY_RECENT_USE);
+      for (const { id, data_version: version } of organizations) {
+        if (this.stopped) return;
+        const changed = this.seen.get(id) !== version;
+        this.seen.set(id, version);
+        if (!first && !changed) continue;
+        const held = this.engine.heldVersion(id);
+        if (held !== undefined ? held !== version : await this.fits(id)) await this.engine.prepare(id);
+      }
+    } catch (error) {
+      this.options.onError?.(error);
+    } finally {
+      if (!this.stopped)
+        this.timer = setTimeout(() => void this.pass(false), this.options.intervalMs).unref();
+    }
+  }
+
+  /** Whether the organization's snapshot fits the memory left, evicting nobody. */
+  private async fits(organizationId: string): Promise<boolean> {
+    const [row] = await this.db.query<{ n: number }>(
+      'SELECT count(*)::integer AS n FROM orders WHERE organization_id = $1',
+      [organizationId],
+    );
+    const bytes = (row?.n ?? 0) * BYTES_PER_ORDER;
+    return this.engine.memoryInUse + bytes <= this.options.memoryBudgetBytes;
+  }
+}

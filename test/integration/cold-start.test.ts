@@ -1,0 +1,196 @@
+// Issue 28: the first read of an organization's data. While its snapshot builds, a report that SQL
+// cannot answer within REPORT_BUILDING_SQL_MS is refused at once with 503 SNAPSHOT_BUILDING and a
+// Retry-After from the build's progress (item 3), never after the 30 s statement timeout; and
+// snapshots are prepared in the background, at start most recently used first and after a write,
+// before any report asks (item 1). The build and SQL are held by a real lock on the orders table.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildApp } from '../../src/app.js';
+import { createApiKey } from '../../src/auth/api-keys.js';
+import { createOrganization } from '../../src/domain/organizations.js';
+import { isAppError } from '../../src/errors.js';
+import { importOrderRecords } from '../../src/ingest/import.js';
+import { ColdStart } from '../../src/metrics/columnar/cold-start.js';
+import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
+import { SqlReportEngine } from '../../src/metrics/engine.js';
+import { NO_EXTENSIONS } from '../../src/query/parse.js';
+import { planReport, type ReportPlan } from '../../src/query/plan.js';
+import { engine, openTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+const MEMORY = 256 * 1024 * 1024;
+
+function order(prefix: string, n: number) {
+  return {
+    store: 'https://a.example',
+    id: `${prefix}${n}`,
+    created_at: new Date(Date.UTC(2025, 0, 1) + n * 60_000).toISOString(),
+    status: 'completed',
+    customer_email: `client${n % 50}@example.com`,
+    items: 1,
+    total: '10.00',
+  };
+}
+
+const planFor = (organizationId: string): ReportPlan =>
+  planReport(
+    {
+      dimensions: [],
+      metrics: ['orders', 'net_revenue'],
+      from: '2025-01-01',
+      to: '2025-12-31',
+      timezone: 'UTC',
+      limit: 10,
+      ...NO_EXTENSIONS,
+    },
+    { id: organizationId, settings: { excludedStatuses: [], deductions: [] } },
+  );
+
+/** Holds orders' ACCESS EXCLUSIVE lock in a real transaction until release() (at most 20 s). */
+async function lockOrders(database: TestDatabase): Promise<{ release(): void; done: Promise<void> }> {
+  let release = () => {};
+  let locked = () => {};
+  const held = new Promise<void>((resolve) => (locked = resolve));
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+    setTimeout(resolve, 20_000).unref();
+  });
+  const done = database.db.transaction(async (tx) => {
+    await tx.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
+    locked();
+    await released;
+  });
+  await held;
+  return { release, done };
+}
+
+describe('issue 28: cold answers and background preparation', () => {
+  let database: TestDatabase;
+  let busy: string; // 4,000 orders: a build of some 100 statements with chunkRows 40 (embedded)
+  let used: string;
+  let other: string;
+  before(async () => {
+    database = await openTestDatabase({ REPORT_SNAPSHOT_DIR: 'none' });
+    const add = async (name: string, count: number) => {
+      const id = (await createOrganization(database.db, { name })).id;
+      const lines = Array.from({ length: count }, (_, n) => order(name.slice(0, 3), n));
+      const result = await importOrderRecords(database.db, id, lines);
+      assert.ok(!result.refused);
+      return id;
+    };
+    busy = await add('Occupée', 4000);
+    used = await add('Utilisée', 30);
+    other = await add('Oubliée', 20);
+    // `used`: its API key used last, so prepared first although `other` was created after it.
+    const { key } = await createApiKey(database.db, used, 'tests');
+    assert.ok(key);
+    await database.db.query(
+      'UPDATE api_keys SET last_used_at = now() + interval $$1 hour$$ WHERE organization_id = $1',
+      [used],
+    );
+  });
+  after(async () => database?.cleanup());
+
+  test('item 3: while the snapshot builds, a report SQL cannot answer is refused within the budget, with Retry-After (E3)', async () => {
+    const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+      memoryBudgetBytes: MEMORY,
+      buildingSqlBudgetMs: 300,
+      chunkRows: 40,
+    });
+    // The build in progress, then held by the lock with SQL: on the embedded database the lock's
+    // transaction takes the one session between two of the build's statements; on a server the
+    // lock is taken first and the build waits for it at its count.
+    let lock: Awaited<ReturnType<typeof lockOrders>>;
+    if (engine === 'embedded') {
+      await columnar.currentSnapshot(busy, 0);
+      lock = await lockOrders(database);
+    } else {
+      lock = await lockOrders(database);
+      await columnar.currentSnapshot(busy, 0);
+    }
+    const started = performance.now();
+    try {
+      await assert.rejects(columnar.run(planFor(busy)), (error: unknown) => {
+        assert.ok(isAppError(error), String(error));
+        assert.equal(error.code, 'SNAPSHOT_BUILDING');
+        assert.equal(error.status, 503);
+        assert.ok(error.retryAfterS !== undefined && error.retryAfterS >= 1 && error.retryAfterS <= 600);
+        assert.match(error.message, /Calcul en cours/);
+        return true;
+      });
+      assert.ok(performance.now() - started < 5_000, `refused after ${performance.now() - started} ms`);
+    } finally {
+      lock.release();
+      await lock.done;
+    }
+    // The build goes on once the lock is gone: the same report, from the snapshot.
+    await columnar.prepare(busy);
+    assert.ok(columnar.heldVersion(busy));
+    const { rows } = await columnar.run(planFor(busy));
+    assert.equal(rows[0]?.orders, 4000);
+  });
+
+  test('item 1: at start every organization is prepared, most recently used first, before any report; a write is prepared at once', async () => {
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+      memoryBudgetBytes: MEMORY,
+      onEvent: (event) => events.push(event),
+    });
+    const cold = new ColdStart(database.db, columnar, { intervalMs: 100, memoryBudgetBytes: MEMORY });
+    const until = async (what: string, done: () => boolean) => {
+      for (let waited = 0; !done(); waited += 20) {
+        assert.ok(waited < 30_000, `still waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    cold.start();
+    try {
+      const built = () => events.filter((e) => e.event === 'built').map((e) => e.organizationId);
+      await until('three builds', () => built().length === 3);
+      assert.deepEqual(built(), [used, other, busy]); // last key use, then creation, newest first
+      // A batch written (as by an import in another process): its delta, before any report.
+      const [before] = await database.db.query<{ v: string }>(
+        'SELECT data_version::text AS v FROM organizations WHERE id = $1',
+        [other],
+      );
+      await importOrderRecords(
+        database.db,
+        other,
+        Array.from({ length: 500 }, (_, n) => order('new', n)),
+      );
+      const [now] = await database.db.query<{ v: string }>(
+        'SELECT data_version::text AS v FROM organizations WHERE id = $1',
+        [other],
+      );
+      assert.notEqual(now?.v, before?.v);
+      await until('the delta', () => columnar.heldVersion(other) === now?.v);
+      assert.ok(events.some((e) => e.event === 'updated' && e.organizationId === other));
+      const { rows } = await columnar.run(planFor(other));
+      assert.equal(rows[0]?.orders, 520);
+    } finally {
+      cold.stop();
+    }
+  });
+
+  test('item 1: a server started on imported orders builds their snapshots by itself, before any request', async () => {
+    const lines: string[] = [];
+    const app = await buildApp(database.config, {
+      db: database.db,
+      logger: { write: (line: string) => lines.push(line) },
+    });
+    try {
+      await app.ready(); // no request is ever made
+      const built = () =>
+        lines
+          .map((line) => JSON.parse(line) as { msg?: string; event?: string; organizationId?: string })
+          .filter((l) => l.msg === 'report snapshot' && l.event === 'built')
+          .map((l) => l.organizationId);
+      for (let waited = 0; built().length < 3; waited += 20) {
+        assert.ok(waited < 30_000, `built: ${built().join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(built(), [used, other, busy]);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,19 @@
+// Issue 28, item 3: the Retry-After of a report refused while a snapshot builds is the build's
+// expected end, from the orders read so far against the organization's count.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { secondsLeft } from '../../../../src/metrics/columnar/build-progress.js';
+
+test('issue 28: the time left follows the speed measured so far', () => {
+  // 100,000 of 1,000,000 orders read in 4 s: 36 s left.
+  assert.equal(secondsLeft({ startedAt: 0, expected: 1_000_000, read: 100_000 }, 4000), 36);
+  assert.equal(secondsLeft({ startedAt: 0, expected: 1_000_000, read: 500_000 }, 4000), 4);
+});
+
+test('issue 28: before the first orders, an assumed speed; before the count, a short wait; never 0 nor past 10 min', () => {
+  assert.equal(secondsLeft({ startedAt: 0, expected: 1_000_000, read: 0 }, 10), 50);
+  assert.equal(secondsLeft({ startedAt: 0, read: 0 }, 10), 5);
+  assert.equal(secondsLeft(undefined), 5);
+  assert.equal(secondsLeft({ startedAt: 0, expected: 10, read: 10 }, 1000), 1);
+  assert.equal(secondsLeft({ startedAt: 0, expected: 100_000_000, read: 1 }, 1000), 600);
+});
