@@ -5,7 +5,7 @@
 // incomplete. A row whose line columns are all empty is an order without lines: its only row.
 // One order is held at a time, at most L1's 1,000 lines (I3: memory stays flat).
 import { LINE_BOUNDS, LINE_FIELDS, thousands } from './order-line.js';
-import type { ReadEntry, RowProblem } from './read-orders.js';
+import type { ReadEntry, RowProblem } from './read-entry.js';
 
 const LINE_COLUMNS = new Set<string>(LINE_FIELDS);
 /** L8: the categories of a line in one cell. */
@@ -103,12 +103,9 @@ function entryOf(order: Gathered): ReadEntry {
   const record = { ...order.record, lines: order.lines };
   const problems = [...order.problems];
   if (order.extraLines > 0) {
-    const count = (order.lines.length + order.extraLines).toLocaleString('fr-FR');
-    problems.push({
-      line: order.line,
-      field: 'lines',
-      message: `${count} lignes, 1 000 au plus par commande`,
-    });
+    const count = thousands(order.lines.length + order.extraLines);
+    const message = `${count} lignes, ${thousands(LINE_BOUNDS.lines)} au plus par commande`;
+    problems.push({ line: order.line, field: 'lines', message });
   }
   return {
     line: order.line,

@@ -9,29 +9,11 @@ import { parse } from 'csv-parse';
 import { NUL_REFUSED, printable } from './printable.js';
 import { gatherOrderLines } from './csv-lines.js';
 import { MAX_CSV_LINE_BYTES, MAX_NDJSON_LINE_BYTES } from './line-bounds.js';
-import type { FieldError } from './validate-order.js';
+import type { ReadEntry } from './read-entry.js';
 
 export type OrderFormat = 'ndjson' | 'csv';
 
-/**
- * A record, or an error on a line. A `fatal` error refuses the whole file, --skip-invalid or not:
- * the file is not UTF-8 (issue 18, finding 3), or its header cannot be read; nothing after it is read.
- */
-export type ReadEntry =
-  | {
-      line: number;
-      record: Record<string, unknown>;
-      /** L8: the file's line of each of the order's lines, which their errors name. */
-      rows?: readonly number[];
-      /** L8: what rejects the order besides its fields (a row contradicting its first one). */
-      problems?: readonly RowProblem[];
-    }
-  | { line: number; error: FieldError; fatal?: true };
-
-/** An error found on a line of its own (a CSV row of an order, L8). */
-export interface RowProblem extends FieldError {
-  line: number;
-}
+export type { ReadEntry, RowProblem } from './read-entry.js';
 
 /** The field named by errors about a whole line rather than one of its fields. */
 export const LINE_FIELD = '(ligne)';
