@@ -382,3 +382,21 @@ test('L1: an order of 1,000 lines (over 64 KiB as one NDJSON line) imports, from
   );
   assert.deepEqual(row, { n: 1_000, q: 1_999, last: '999' });
 });
+
+test('migration 018: deleting an order deletes its lines; a line of no order is refused (23503), as a foreign key would', async () => {
+  const org = await organization();
+  await importText(org, ndjson([order('A', [TEA, MUG]), order('B', [MUG])]), 'ndjson');
+  await db.query(`DELETE FROM orders WHERE organization_id = $1 AND external_id = 'A'`, [org]);
+  assert.deepEqual(
+    (await storedLines(org)).map((r) => r.external_id),
+    ['B'],
+  );
+  await assert.rejects(
+    db.query(
+      `INSERT INTO order_lines (organization_id, store_id, external_id, line_id, position, product_name, quantity, subtotal)
+       SELECT organization_id, store_id, 'nowhere', 'x', 0, 'Mug', 1, 1 FROM orders WHERE organization_id = $1`,
+      [org],
+    ),
+    (error: { code?: string }) => error.code === '23503',
+  );
+});
