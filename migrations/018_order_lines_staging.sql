@@ -54,3 +54,10 @@ END $$;
 
 CREATE TRIGGER orders_truncate_truncates_lines AFTER TRUNCATE ON orders
   FOR EACH STATEMENT EXECUTE FUNCTION orders_truncate_lines();
+
+-- Issue 27: WooCommerce connections made before lines existed walk their store's history again,
+-- so that the orders they imported get their lines (each order written again with them; an order
+-- the walk finds unchanged, lines included, is left alone). Their changes keep being read after.
+UPDATE store_connections
+SET phase = 'backfill', backfill_cursor = NULL, backfill_total = NULL, next_sync_at = now()
+WHERE platform = 'woocommerce' AND phase = 'incremental';

@@ -73,12 +73,13 @@ export function soldLines(items: Json[], refunds: Json[], categoriesOf: Categori
   const refunded = refundedByItem(items, refunds);
   if (typeof refunded === 'string') return refunded;
   const lines: Json[] = [];
-  for (const item of items) {
-    const id = idText(item.id);
+  for (const [k, item] of items.entries()) {
+    // WooCommerce always numbers its line items; a line without one is named by its place.
+    const id = idText(item.id) ?? `ligne-${k + 1}`;
     const subtotal = cents(item.subtotal ?? '0');
     const total = cents(item.total ?? '0');
     const quantity = item.quantity;
-    if (id === undefined || subtotal === undefined || total === undefined) return 'article illisible';
+    if (subtotal === undefined || total === undefined) return 'montant d’article illisible';
     if (!Number.isSafeInteger(quantity) || (quantity as number) < 1) continue; // nothing sold on it
     const productId = idText(item.product_id);
     const variantId = idText(item.variation_id);
