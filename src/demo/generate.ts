@@ -3,6 +3,8 @@
 // awkward inputs real stores send (unusable e-mails, missing countries, offsets, refunds).
 // Deterministic: only the seeded PRNG below, exact operations and `Date` formatting are used, so
 // the same options give the same orders on every run.
+import { CATALOGUES } from './catalogue.js';
+import { cents, demoLines, includedVat, type DemoLine, type PricedGoods } from './lines.js';
 
 export interface DemoOptions {
   seed?: number; // default 1
@@ -10,6 +12,10 @@ export interface DemoOptions {
   days?: number; // UTC days ending at endDate, default 730
   stores?: readonly string[]; // store addresses, largest first, default DEFAULT_DEMO_STORES
   ordersPerDay?: number; // average across all stores before seasonality and growth, default 60
+  /** No order after this instant (ms; issue 30, item 7: the demo is never in the future). */
+  until?: number;
+  /** Each order's lines from its store's catalogue (SPEC section 15); off by default. */
+  lines?: boolean;
 }
 
 /** One order exactly as the import reads it; amounts are decimal strings with 2 decimals. */
@@ -28,6 +34,7 @@ export interface DemoOrder {
   refund_total: string;
   refund_tax: string;
   refund_shipping: string;
+  lines?: DemoLine[];
 }
 
 export const DEFAULT_DEMO_STORES: readonly string[] = [
@@ -135,15 +142,6 @@ interface Customer {
   homeStore: number;
 }
 
-function cents(amount: number): string {
-  return `${Math.floor(amount / 100)}.${String(amount % 100).padStart(2, '0')}`;
-}
-
-/** The VAT included in a tax-inclusive amount, to the nearest cent, in integers. */
-function includedVat(amount: number, rate: number): number {
-  return Math.floor((2 * amount * rate + 10_000 + rate) / (2 * (10_000 + rate)));
-}
-
 /** Approximately normal noise around `expected` (Irwin–Hall), using only exact operations. */
 function noisyCount(rng: Rng, expected: number): number {
   let z = -6;
@@ -213,8 +211,16 @@ function countryAsSent(rng: Rng, country: Country): string | undefined {
 type Amounts = Pick<DemoOrder, 'items' | 'total' | 'tax_total' | 'shipping_total' | 'fee_total'> &
   Pick<DemoOrder, 'refund_total' | 'refund_tax' | 'refund_shipping'>;
 
-/** Money in integer cents: tax-inclusive prices, shipping and a payment fee; refunds per status. */
-function priceOrder(rng: Rng, priceLevel: number, country: Country, status: string): Amounts {
+/**
+ * Money in integer cents: tax-inclusive prices, shipping and a payment fee; refunds per status.
+ * Also the goods themselves, from which the order's lines are drawn (src/demo/lines.ts).
+ */
+function priceOrder(
+  rng: Rng,
+  priceLevel: number,
+  country: Country,
+  status: string,
+): { amounts: Amounts; goods: PricedGoods } {
   const items = pick(rng, ITEM_COUNTS);
   const unitPrices: number[] = [];
   for (let i = 0; i < items; i++) {
@@ -227,16 +233,20 @@ function priceOrder(rng: Rng, priceLevel: number, country: Country, status: stri
   const tax = includedVat(goods, country.vat) + includedVat(shipping, country.vat);
   const total = goods + shipping + fee;
   let [refund, refundTax, refundShipping] = [0, 0, 0];
-  if (status === 'refunded') [refund, refundTax, refundShipping] = [total, tax, shipping];
-  else if (status === 'completed' && rng() < 0.03) {
+  let refunded: PricedGoods['refund'];
+  if (status === 'refunded') {
+    [refund, refundTax, refundShipping] = [total, tax, shipping];
+    refunded = 'all';
+  } else if (status === 'completed' && rng() < 0.03) {
     // A returned item, or a goodwill gesture on a single item; shipping refunded now and then, only
     // with enough goods back that refund_tax + refund_shipping stays within refund_total.
     const goodsBack = items > 1 ? unitPrices[0]! : Math.floor((goods * (20 + Math.floor(rng() * 31))) / 100);
+    refunded = items > 1 ? 'first' : goodsBack;
     refundShipping = rng() < 0.2 && goodsBack >= shipping ? shipping : 0;
     refund = goodsBack + refundShipping;
     refundTax = includedVat(goodsBack, country.vat) + includedVat(refundShipping, country.vat);
   }
-  return {
+  const amounts = {
     items,
     total: cents(total),
     tax_total: cents(tax),
@@ -245,6 +255,10 @@ function priceOrder(rng: Rng, priceLevel: number, country: Country, status: stri
     refund_total: cents(refund),
     refund_tax: cents(refundTax),
     refund_shipping: cents(refundShipping),
+  };
+  return {
+    amounts,
+    goods: { unitPrices, vat: country.vat, ...(refunded === undefined ? {} : { refund: refunded }) },
   };
 }
 
@@ -258,11 +272,13 @@ function firstDay(endDate: string, days: number): number {
 
 export function* generateDemoOrders(options: DemoOptions): Generator<DemoOrder> {
   const { seed = 1, days = 730, stores = DEFAULT_DEMO_STORES, ordersPerDay = 60 } = options;
+  const until = options.until ?? Infinity;
   if (!Number.isInteger(days) || days < 1) throw new RangeError(`days must be a positive integer`);
   if (!(ordersPerDay > 0 && Number.isFinite(ordersPerDay))) throw new RangeError(`ordersPerDay must be > 0`);
   if (stores.length === 0) throw new RangeError('at least one store is needed');
   const start = firstDay(options.endDate, days);
   const rng = mulberry32(seed);
+  const lineRng = mulberry32(seed ^ 0x5eed11e5); // the lines' own: the orders stay as they were
   // Each store is about half the size of the previous one.
   const storeWeights: Weighted<number> = stores.map((_, i) => [i, 0.55 ** i]);
   const nextId = stores.map((_, i) => 1000 * (i + 1));
@@ -272,7 +288,12 @@ export function* generateDemoOrders(options: DemoOptions): Generator<DemoOrder> 
     const dayStart = start + day * DAY_MS;
     const growth = 0.9 + (0.2 * day) / Math.max(1, days - 1); // about +22 % over the period
     const count = noisyCount(rng, ordersPerDay * growth * dayFactor(dayStart));
-    const drafts: { at: number; store: number; order: Omit<DemoOrder, 'store' | 'id' | 'created_at'> }[] = [];
+    const drafts: {
+      at: number;
+      store: number;
+      order: Omit<DemoOrder, 'store' | 'id' | 'created_at'>;
+      goods: PricedGoods;
+    }[] = [];
     for (let i = 0; i < count; i++) {
       const at = dayStart + pick(rng, HOURS) * HOUR_MS + Math.floor(rng() * 3600) * 1000;
       const customer = pickCustomer(rng, customers, storeWeights);
@@ -283,6 +304,12 @@ export function* generateDemoOrders(options: DemoOptions): Generator<DemoOrder> 
       if (status === 'completed' && day >= days - 2 && rng() < 0.6) status = 'processing';
       const billingCountry = countryAsSent(rng, country);
       const email = emailAsSent(rng, customer);
+      const { amounts, goods } = priceOrder(
+        rng,
+        ITEM_PRICE_LEVELS[store % ITEM_PRICE_LEVELS.length]!,
+        country,
+        status,
+      );
       drafts.push({
         at,
         store,
@@ -290,16 +317,26 @@ export function* generateDemoOrders(options: DemoOptions): Generator<DemoOrder> 
           status,
           ...(billingCountry === undefined ? {} : { billing_country: billingCountry }),
           ...(email === undefined ? {} : { customer_email: email }),
-          ...priceOrder(rng, ITEM_PRICE_LEVELS[store % ITEM_PRICE_LEVELS.length]!, country, status),
+          ...amounts,
         },
+        goods,
       });
     }
     // Ids grow with time within each store, as a store's order numbers do.
     drafts.sort((a, b) => a.at - b.at);
-    for (const { at, store, order } of drafts) {
+    for (const { at, store, order, goods } of drafts) {
+      // Drawn all the same (every draw above happened), so that a day's orders do not depend on
+      // the hour the demo is made; only those still to come are left out.
+      if (at > until) break;
       nextId[store]! += 1;
+      const id = String(nextId[store]);
       const created_at = formatInstant(at, store % 2 === 1);
-      yield { store: stores[store]!, id: String(nextId[store]), created_at, ...order };
+      const lines =
+        options.lines === true
+          ? { lines: demoLines(lineRng, CATALOGUES[store % CATALOGUES.length]!, id, goods) }
+          : {};
+      yield { store: stores[store]!, id, created_at, ...order, ...lines };
     }
+    if (dayStart + DAY_MS > until) return;
   }
 }

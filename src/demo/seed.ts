@@ -30,7 +30,10 @@ export async function seedDemo(db: Database, log: (line: string) => void): Promi
   await setSubscription(db, org.id, 'active');
   for (const address of DEFAULT_DEMO_STORES) await addStore(db, org.id, address);
   const started = Date.now();
-  const result = await importOrderRecords(db, org.id, generateDemoOrders({ endDate: todayUtc() }), {
+  // Issue 30, item 7: nothing after now, so that today grows as the day goes; lines from the
+  // stores' catalogues (issue 27), for the reports by product.
+  const demo = generateDemoOrders({ endDate: todayUtc(), until: Date.now(), lines: true });
+  const result = await importOrderRecords(db, org.id, demo, {
     onProgress: (p) => log(`  … ${p.lines} commandes générées (${Math.round(p.ordersPerSecond)}/s)`),
   });
   log(`  ${result.imported} commandes importées en ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -50,7 +50,8 @@ import {
 } from './staging.js';
 import { SMALL_MERGE, analyzeIfStale } from './statistics.js';
 import { streamIntoEmpty } from './stream-merge.js';
-import { validateOrder } from './validate-order.js';
+import { lineIndexOf } from './order-line.js';
+import { validateOrder, type OrderValidation } from './validate-order.js';
 import { ordersWritten } from '../observability/metrics.js';
 
 export type { LineError } from './jobs.js';
@@ -128,6 +129,25 @@ interface ReadLines {
   fileError?: string;
 }
 
+/**
+ * The errors of an order read from several CSV rows (L8), each on its own row: those of its line
+ * k on the row of that line, the rows that contradict the first one on theirs; in file order.
+ * Undefined for an order of one line or row without problems (its errors are on its line).
+ */
+function lineErrorsOf(
+  entry: Extract<ReadEntry, { record: unknown }>,
+  validation: OrderValidation,
+): LineError[] | undefined {
+  if (entry.rows === undefined || (validation.ok && entry.problems === undefined)) return undefined;
+  const rows = entry.rows;
+  const found = validation.ok ? [] : validation.errors;
+  const errors = found.map((error) => ({
+    line: rows[lineIndexOf(error.field) ?? -1] ?? entry.line,
+    ...error,
+  }));
+  return [...errors, ...(entry.problems ?? [])].sort((a, b) => a.line - b.line);
+}
+
 /** Reads and validates every entry into `read`, stages the valid ones, reports progress (I3). */
 async function stageEntries(
   db: Database,
@@ -153,10 +173,13 @@ async function stageEntries(
         'error' in entry
           ? { ok: false as const, errors: [entry.error] }
           : validateOrder(entry.record, customerKey);
-      if (!validation.ok) {
+      const problems = 'record' in entry ? lineErrorsOf(entry, validation) : undefined;
+      const found =
+        problems ?? (validation.ok ? [] : validation.errors.map((e) => ({ line: entry.line, ...e })));
+      if (!validation.ok || found.length > 0) {
         read.rejected++;
-        for (const error of validation.errors) {
-          if (read.errorCount++ < MAX_REPORTED_ERRORS) read.errors.push({ line: entry.line, ...error });
+        for (const error of found) {
+          if (read.errorCount++ < MAX_REPORTED_ERRORS) read.errors.push(error);
         }
         if ('fatal' in entry && entry.fatal === true) {
           read.fileError = entry.error.message;

@@ -11,6 +11,12 @@
 import type { Queryable } from '../db/database.js';
 import { errorFields } from '../errors.js';
 import { FOLD_NEW_ORDERS, firstOrdersFromLines, refreshFirstOrders } from '../metrics/first-orders.js';
+import {
+  deleteRewrittenLines,
+  insertLinesOf,
+  insertRewrittenLines,
+  stampLineChanges,
+} from './merge-lines.js';
 import { ORDER_COLUMNS } from './staging.js';
 
 /** An import's staged lines, and how many there are. */
@@ -134,6 +140,10 @@ const upsertLines = (lines: StagedLines, repeats: boolean): string => `
   ), ${FOLD_NEW_ORDERS('upserted')}
   SELECT (count(*) FILTER (WHERE inserted))::int AS imported FROM upserted`;
 
+// The upsert's test negated: an existing order `o` the staged line `s` gives as it is stored.
+const UNCHANGED = `(${REPLACED_COLUMNS.map((c) => `o.${c}`).join(', ')})
+  IS NOT DISTINCT FROM (${REPLACED_COLUMNS.map((c) => `s.${c}`).join(', ')})`;
+
 // How many lines repeat an order of an earlier line (I2), in one pass over the lines.
 const repeatedLines = (lines: StagedLines): string => `
   SELECT coalesce(sum(n - 1), 0)::int AS repeated FROM (
@@ -177,6 +187,7 @@ async function mergeIntoEmpty(
   const { repeats } = await withoutRepeatsFirst(tx, lines, (repeated) =>
     tx.query(insertOrdersOf(latest(lines, repeated)), params),
   );
+  await tx.query(insertLinesOf(latest(lines, repeats)), params); // L1: every order is new
   if (repeats) {
     // The orders now hold the last line of each order: the first orders are computed from them.
     await refreshFirstOrders(tx, organizationId, 'all');
@@ -205,8 +216,14 @@ async function mergeIntoExisting(
   );
   const repeated = found?.repeated ?? 0;
   await tx.query(rememberReplacedCustomers(lines), [organizationId, importId]);
+  const orders = latest(lines, repeated > 0);
+  // I2, L1: an order changed only in its lines is stamped first (the upsert leaves it alone)...
+  await tx.query(stampLineChanges(orders, UNCHANGED), params);
   const [counts] = await tx.query<{ imported: number }>(upsertLines(lines, repeated > 0), params);
   if (counts === undefined) throw new Error('merge returned no row');
+  // ...then every order this transaction wrote gets the file's lines, wholly (`lines` absent: none).
+  await tx.query(deleteRewrittenLines(orders), params);
+  await tx.query(insertRewrittenLines(orders), params);
   await refreshFirstOrders(tx, organizationId, { customersOfImport: importId });
   // Every order the file names that was not new existed: replaced, or already as the file says.
   return { imported: counts.imported, updated: lines.count - repeated - counts.imported };

@@ -7,16 +7,13 @@ import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { parse } from 'csv-parse';
 import { NUL_REFUSED, printable } from './printable.js';
-import type { FieldError } from './validate-order.js';
+import { gatherOrderLines } from './csv-lines.js';
+import { MAX_CSV_LINE_BYTES, MAX_NDJSON_LINE_BYTES } from './line-bounds.js';
+import type { ReadEntry } from './read-entry.js';
 
 export type OrderFormat = 'ndjson' | 'csv';
 
-/**
- * A record, or an error on a line. A `fatal` error refuses the whole file, --skip-invalid or not:
- * the file is not UTF-8 (issue 18, finding 3), or its header cannot be read; nothing after it is read.
- */
-export type ReadEntry =
-  { line: number; record: Record<string, unknown> } | { line: number; error: FieldError; fatal?: true };
+export type { ReadEntry, RowProblem } from './read-entry.js';
 
 /** The field named by errors about a whole line rather than one of its fields. */
 export const LINE_FIELD = '(ligne)';
@@ -57,8 +54,17 @@ export async function sniffFormat(input: Readable): Promise<{ format: OrderForma
   return { format: format ?? 'ndjson', input: Readable.from(replay(), { objectMode: false }) };
 }
 
-/** Longest physical line (finding 1): past it, the line is an error, never held whole. */
-export const MAX_LINE_BYTES = 64 * 1024;
+/**
+ * Longest physical line (finding 1): past it, the line is an error, never held whole. An NDJSON
+ * line holds a whole order with up to 1,000 lines (L1), a CSV line one order line (L8): each
+ * bound is computed from the fields' bounds (src/ingest/line-bounds.ts).
+ */
+export const MAX_LINE_BYTES = MAX_CSV_LINE_BYTES;
+export { MAX_NDJSON_LINE_BYTES };
+
+/** The bound in a message: in Kio below a Mio, else in Mio. */
+const boundText = (bytes: number): string =>
+  bytes < 1024 * 1024 ? `${Math.round(bytes / 1024)} Kio` : `${Math.floor(bytes / (1024 * 1024))} Mio`;
 
 /**
  * A line's text, and whether it ended with \r\n (kept for CSV: a quoted cell keeps its breaks);
@@ -153,7 +159,7 @@ export async function* physicalLineBatches(
     size = 0;
     if (tooLong) {
       tooLong = false;
-      return { problem: `ligne trop longue : ${Math.round(maxBytes / 1024)} Kio au plus` };
+      return { problem: `ligne trop longue : ${boundText(maxBytes)} au plus` };
     }
     return decoded(line);
   };
@@ -251,7 +257,7 @@ function ndjsonEntry(line: number, text: string): ReadEntry | undefined {
 /** NDJSON: one JSON object a line, in batches (those of physicalLineBatches). */
 export async function* readNdjsonBatches(input: Readable): AsyncGenerator<ReadEntry[]> {
   let line = 0;
-  for await (const physicals of physicalLineBatches(input)) {
+  for await (const physicals of physicalLineBatches(input, MAX_NDJSON_LINE_BYTES)) {
     const entries: ReadEntry[] = [];
     for (const physical of physicals) {
       line++;
@@ -344,8 +350,14 @@ function nulCell(header: readonly string[] | undefined, cells: readonly string[]
   return name ? printable(name) : LINE_FIELD;
 }
 
-/** CSV with a header line; an empty cell is an absent field. */
-export async function* readCsv(rawInput: Readable): AsyncGenerator<ReadEntry> {
+/**
+ * CSV with a header line; an empty cell is an absent field. `seen.header` is the header once read
+ * (a header with `line_id` holds one order line a row: readCsvOrders gathers them, L8).
+ */
+export async function* readCsv(
+  rawInput: Readable,
+  seen: { header?: readonly string[] } = {},
+): AsyncGenerator<ReadEntry> {
   const stop: Stop = {};
   const input = Readable.from(checkedText(rawInput, stop), { objectMode: false });
   // Records come back as arrays, blank lines included, so that line numbers can be counted here:
@@ -406,6 +418,7 @@ export async function* readCsv(rawInput: Readable): AsyncGenerator<ReadEntry> {
           yield { line: start, error: { field: LINE_FIELD, message }, fatal: true };
           return;
         }
+        seen.header = header;
         continue;
       }
       if (cells.length !== header.length) {
@@ -446,7 +459,13 @@ export async function* inBatches(
   if (batch.length > 0) yield batch;
 }
 
+/** CSV orders: one a row, or one a group of rows when the header has line columns (L8). */
+export function readCsvOrders(input: Readable): AsyncGenerator<ReadEntry> {
+  const seen: { header?: readonly string[] } = {};
+  return gatherOrderLines(readCsv(input, seen), () => seen.header);
+}
+
 /** The entries of a file in batches: NDJSON a stream chunk at a time, CSV a thousand records. */
 export function readOrders(input: Readable, format: OrderFormat): AsyncGenerator<ReadEntry[]> {
-  return format === 'ndjson' ? readNdjsonBatches(input) : inBatches(readCsv(input));
+  return format === 'ndjson' ? readNdjsonBatches(input) : inBatches(readCsvOrders(input));
 }

@@ -28,6 +28,9 @@ export const ORDER_COLUMNS = [
   'refund_shipping',
 ] as const;
 
+/** Every staged column after the line number: the order's, then its lines (L1) as one JSON array. */
+export const STAGED_COLUMNS = [...ORDER_COLUMNS, 'lines'] as const;
+
 const COPY_SPECIAL = /[\\\t\n\r]/g;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 const NULL = '\\N';
@@ -44,12 +47,15 @@ export function copyField(value: unknown): string {
 }
 
 /**
- * One order as a row of COPY's text format, in ORDER_COLUMNS' order after its line. Only the
+ * One order as a row of COPY's text format, in STAGED_COLUMNS' order after its line. Only the
  * free texts are escaped: validation leaves the others nothing COPY reads specially (digits,
  * ISO instants, two letters, a hex hash), which saves a scan of every field of every line (I3).
+ * The lines (L1) go as one JSON array, keyed by order_lines' column names, NULL when there are
+ * none: the merge expands it (src/ingest/merge.ts), one staged row an order whatever its lines.
  */
 export function stagedRow(line: number, o: OrderRecord): string {
-  return `${line}\t${copyField(o.storeAddress)}\t${copyField(o.externalId)}\t${o.createdAt}\t${copyField(o.status)}\t${o.billingCountry ?? NULL}\t${o.customer ?? NULL}\t${o.items}\t${o.total}\t${o.taxTotal}\t${o.shippingTotal}\t${o.feeTotal}\t${o.refundTotal}\t${o.refundTax}\t${o.refundShipping}\n`;
+  const lines = o.lines.length > 0 ? copyField(JSON.stringify(o.lines)) : NULL;
+  return `${line}\t${copyField(o.storeAddress)}\t${copyField(o.externalId)}\t${o.createdAt}\t${copyField(o.status)}\t${o.billingCountry ?? NULL}\t${o.customer ?? NULL}\t${o.items}\t${o.total}\t${o.taxTotal}\t${o.shippingTotal}\t${o.feeTotal}\t${o.refundTotal}\t${o.refundTax}\t${o.refundShipping}\t${lines}\n`;
 }
 
 /** Where staged rows go: a COPY statement, and what each row starts with before its line. */
@@ -61,7 +67,7 @@ export interface StagingTarget {
 /** import_staging, shared by the connector's pages: rows carry their organization and import. */
 export function sharedStaging(organizationId: string, importId: string): StagingTarget {
   return {
-    copy: `COPY import_staging (organization_id, import_id, line, ${ORDER_COLUMNS.join(', ')}) FROM STDIN`,
+    copy: `COPY import_staging (organization_id, import_id, line, ${STAGED_COLUMNS.join(', ')}) FROM STDIN`,
     rowPrefix: `${copyField(organizationId)}\t${copyField(importId)}\t`,
   };
 }
@@ -99,16 +105,16 @@ export async function createImportLines(
   // Scratch rows, read once: no autovacuum pass over them while the import runs.
   await db.query(
     `CREATE UNLOGGED TABLE ${table} (line integer NOT NULL,
-       ${ORDER_COLUMNS.map((column) => `${column} ${COLUMN_TYPES[column]}`).join(', ')})
+       ${STAGED_COLUMNS.map((column) => `${column} ${COLUMN_TYPES[column]}`).join(', ')})
      WITH (autovacuum_enabled = false)`,
   );
   if (options.byLine) await db.query(`CREATE INDEX ON ${table} (line)`);
-  return { copy: `COPY ${table} (line, ${ORDER_COLUMNS.join(', ')}) FROM STDIN`, rowPrefix: '' };
+  return { copy: `COPY ${table} (line, ${STAGED_COLUMNS.join(', ')}) FROM STDIN`, rowPrefix: '' };
 }
 
 const AMOUNT = 'numeric(16, 2) NOT NULL';
 // As in import_staging (migration 001, 004): the database checks the types once more.
-const COLUMN_TYPES: Record<(typeof ORDER_COLUMNS)[number], string> = {
+const COLUMN_TYPES: Record<(typeof STAGED_COLUMNS)[number], string> = {
   store_address: 'text NOT NULL',
   external_id: 'text NOT NULL',
   created_at: 'timestamptz NOT NULL',
@@ -123,6 +129,7 @@ const COLUMN_TYPES: Record<(typeof ORDER_COLUMNS)[number], string> = {
   refund_total: AMOUNT,
   refund_tax: AMOUNT,
   refund_shipping: AMOUNT,
+  lines: 'jsonb',
 };
 
 export async function dropImportLines(db: Queryable, importId: string): Promise<void> {
@@ -144,9 +151,11 @@ export type StoredListener = (first: number, last: number) => void;
 const FIRST_BUFFER_BYTES = 64 * 1024;
 /**
  * A batch is sent once it holds this much, whatever its rows: under the embedded engine's 64 MiB
- * a COPY (10,000 rows of the longest fields validation lets through would take 75 MB).
+ * a COPY (10,000 rows of the longest fields validation lets through would take 75 MB), even when
+ * the row that fills it is the longest one order can be: 1,000 lines of L1's longest fields,
+ * escaped in JSON then in COPY, about 37 MB (src/ingest/line-bounds.ts).
  */
-export const MAX_BATCH_BYTES = 32 * 1024 * 1024;
+export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 
 /**
  * Valid orders as COPY text, at most STAGING_BATCH of them, and the previous batch's COPY still

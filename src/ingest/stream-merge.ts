@@ -19,6 +19,7 @@ import {
   lockOrganization,
   type MergedCounts,
 } from './merge.js';
+import { insertLinesOf } from './merge-lines.js';
 import { dropImportLines, importLinesTable } from './staging.js';
 
 // One batch of lines, read through the index on their numbers (createImportLines' byLine).
@@ -28,8 +29,8 @@ const batchOf = (table: string): string => `(SELECT * FROM ${table} WHERE line B
 export class LinesIntoOrders {
   private done: Promise<void> = Promise.resolve();
   private state: 'inserting' | 'stopped' | 'repeated' = 'inserting';
-  // Each batch's stores connected, then its lines inserted: a plain INSERT, since the organization
-  // had no order and the transaction holds its row lock (lockOrganization).
+  // Each batch's stores connected, then its orders inserted: a plain INSERT, since the organization
+  // had no order and the transaction holds its row lock (lockOrganization); then their lines (L1).
   private readonly statements: string[];
 
   constructor(
@@ -38,7 +39,7 @@ export class LinesIntoOrders {
     importId: string,
   ) {
     const batch = batchOf(importLinesTable(importId));
-    this.statements = [connectStoresOf(batch), insertOrdersOf(batch)];
+    this.statements = [connectStoresOf(batch), insertOrdersOf(batch), insertLinesOf(batch)];
   }
 
   /** The lines from `first` to `last` are stored: they go in after those before them. */

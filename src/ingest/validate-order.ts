@@ -3,13 +3,20 @@
 // faulty field of the line (I1 reports them all, not only the first).
 import { daysInMonth } from '../query/dates.js';
 import { customerIdentity } from './customer.js';
-import { NUL_REFUSED, SURROGATE_REFUSED, printable } from './printable.js';
+import {
+  BLANK_EDGES,
+  amountProblem,
+  boundedText,
+  cents,
+  hasBlankEdges,
+  isMissing,
+  parseAmount,
+  shown,
+  type Fail,
+  type FieldError,
+} from './field-checks.js';
+import { validateLines, type OrderLineRecord } from './order-line.js';
 import { checkStoreAddress, type StoreAddressCheck } from './store-address.js';
-
-export interface FieldError {
-  field: string;
-  message: string;
-}
 
 export interface OrderRecord {
   storeAddress: string;
@@ -29,36 +36,24 @@ export interface OrderRecord {
   refundTotal: string;
   refundTax: string;
   refundShipping: string;
+  /** L1: what the order sold, in the order sent; empty when `lines` is absent. */
+  lines: OrderLineRecord[];
 }
+
+export type { FieldError } from './field-checks.js';
+export { parseAmount } from './field-checks.js';
 
 export type OrderValidation = { ok: true; order: OrderRecord } | { ok: false; errors: FieldError[] };
 
 const MAX_ITEMS = 2_147_483_647; // the orders.items integer column
 /** Longest text of each field (finding 10): a status or a store shows on every report page. */
 export const FIELD_BOUNDS = { store: 2048, id: 200, status: 200, customer_email: 254 } as const;
-const MAX_AMOUNT_DIGITS = 13; // numeric(16, 2) leaves room for 13 digits before the point
 // Groups: 1 year, 2 month, 3 day, 4 hour, 5 minute, 6 second, 7 fraction digits, 8 offset sign,
 // 9 offset hours, 10 offset minutes.
 const INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/;
 /** Microseconds: what PostgreSQL keeps of a fraction. */
 const MAX_FRACTION_DIGITS = 6;
-
-/**
- * A value quoted in a message: strings as they are, other JSON values as JSON, cut when long; a
- * NUL or a lone surrogate (a cut may leave one) shown harmlessly, since the message is stored.
- */
-function shown(value: unknown): string {
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  return printable(text.length > 60 ? `${text.slice(0, 60)}…` : text);
-}
-
-/** A string with blanks before or after it (only asked of a value already refused). */
-const hasBlankEdges = (value: unknown): boolean => typeof value === 'string' && value !== value.trim();
-
-// Absent, null and blank are all "missing": a CSV empty cell and an NDJSON "" mean the same.
-const isMissing = (value: unknown): boolean =>
-  value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
 /** The parts of an ISO 8601 instant with Z or an offset naming a real calendar date and time. */
 function instantParts(text: string): RegExpExecArray | undefined {
@@ -105,39 +100,6 @@ export function isIsoInstant(text: string): boolean {
   return parts !== undefined && !outsideYears(parts);
 }
 
-// An amount already written as stored (no leading zero, two decimals): most files write them so.
-const STORED_AMOUNT = /^(?:0|[1-9]\d{0,12})\.\d\d$/;
-
-/**
- * The exact two-decimal text of an amount, or undefined when it is not a decimal ≥ 0 with ≤ 2
- * decimals. Written exactly, in NDJSON strings and CSV cells alike (issue 18, finding 6): no sign,
- * no leading or trailing point, no blanks around it (` 5` is refused as `+5` and `.5` are).
- */
-export function parseAmount(value: unknown): string | undefined {
-  if (typeof value === 'string' && STORED_AMOUNT.test(value)) return value;
-  // A JSON number of at most 15 significant digits prints back to the digits that were written.
-  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  if (typeof text !== 'string') return undefined;
-  const m = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
-  if (!m) return undefined;
-  const whole = m[1]!.replace(/^0+(?=\d)/, '');
-  if (whole.length > MAX_AMOUNT_DIGITS) return undefined;
-  return `${whole}.${(m[2] ?? '').padEnd(2, '0')}`;
-}
-
-const BLANK_EDGES = 'pas d’espace avant ou après le nombre';
-
-function amountProblem(raw: unknown): string {
-  if (hasBlankEdges(raw)) return `montant invalide « ${shown(raw)} » : ${BLANK_EDGES}`;
-  const tooLong = /^\d+(\.\d{1,2})?$/.test(String(raw));
-  return tooLong
-    ? `montant trop grand « ${shown(raw)} » : au plus ${MAX_AMOUNT_DIGITS} chiffres avant la virgule`
-    : `montant invalide « ${shown(raw)} » : nombre décimal ≥ 0 avec au plus 2 décimales attendu`;
-}
-
-// At most 13 + 2 digits: exact as a double (below 2^53), and so is the sum of two of them.
-const cents = (amount: string): number => Number(amount.replace('.', ''));
-
 function parseItems(value: unknown): number | undefined {
   if (typeof value === 'number')
     return Number.isInteger(value) && value >= 0 && value <= MAX_ITEMS ? value : undefined;
@@ -147,28 +109,6 @@ function parseItems(value: unknown): number | undefined {
   return items <= MAX_ITEMS ? items : undefined;
 }
 
-/** Records a problem with the field being checked; returns undefined for the missing value. */
-type Fail = (message: string) => undefined;
-
-// Required text: present, a string, not blank; PostgreSQL text cannot hold a NUL character, and a
-// lone surrogate is no Unicode text (it would be stored as U+FFFD without a word: finding 6).
-// isWellFormed is native and answers at once for Latin-1 strings, most lines' (I3).
-function requiredText(value: unknown, fail: Fail): string | undefined {
-  if (isMissing(value)) return fail('champ obligatoire manquant');
-  if (typeof value !== 'string') return fail(`texte attendu, reçu « ${shown(value)} »`);
-  if (value.includes('\u0000')) return fail(NUL_REFUSED);
-  if (!value.isWellFormed()) return fail(SURROGATE_REFUSED);
-  return value;
-}
-
-/** Required text of at most `max` characters. */
-const boundedText =
-  (max: number) =>
-  (value: unknown, fail: Fail): string | undefined => {
-    const text = requiredText(value, fail);
-    if (text === undefined || text.length <= max) return text;
-    return fail(`texte trop long : ${text.length} caractères, ${max} au plus`);
-  };
 const storeText = boundedText(FIELD_BOUNDS.store);
 const idText = boundedText(FIELD_BOUNDS.id);
 // The status is kept exactly as sent (dimension `status`), only checked to be non-blank.
@@ -310,6 +250,7 @@ export function validateOrder(
     refundTotal: optionalAmount(line.value('refund_total'), fail),
     refundTax: optionalAmount(line.value('refund_tax'), fail),
     refundShipping: optionalAmount(line.value('refund_shipping'), fail),
+    lines: validateLines(line.value('lines'), errors),
   };
   // The refunded tax and shipping are parts of the refund: compared exactly, in integer cents.
   const { refundTotal, refundTax, refundShipping } = order;

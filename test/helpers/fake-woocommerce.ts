@@ -699,6 +699,36 @@ const PRODUCTS: [number, string, string, number][] = [
   [106, 'Desk lamp', 'LAMP-D', 7990],
   [107, 'Gift card', '', 2500],
 ];
+/**
+ * The products' categories, as WordPress stores term names: `&` as `&amp;` (the REST API returns
+ * them so). A product without a category is in WooCommerce's default one, « Non classé ».
+ */
+const PRODUCT_CATEGORIES: Record<number, [number, string][]> = {
+  101: [
+    [15, 'Vêtements'],
+    [16, 'Lin'],
+  ],
+  102: [[17, 'Maison &amp; cuisine']],
+  103: [
+    [18, 'Épicerie'],
+    [19, 'Café &amp; thé'],
+  ],
+  104: [[15, 'Vêtements']],
+  105: [[20, 'Papeterie']],
+  106: [
+    [17, 'Maison &amp; cuisine'],
+    [21, 'Éclairage'],
+  ],
+  107: [[1, 'Non classé']],
+};
+
+/** A product as the store keeps it: its name and categories (ids and stored names). */
+export interface FakeProduct {
+  name: string;
+  sku: string;
+  categories: [number, string][];
+}
+
 const GATEWAYS: [string, string][] = [
   ['stripe', 'Credit card (Stripe)'],
   ['paypal', 'PayPal'],
@@ -734,6 +764,8 @@ const ROUTES: [string, string[]][] = [
   ['/wc/v3/orders/batch', ['POST', 'PUT', 'PATCH']],
   ['/wc/v3/orders/(?P<order_id>[\\d]+)/refunds', ['GET', 'POST']],
   ['/wc/v3/orders/(?P<order_id>[\\d]+)/refunds/(?P<id>[\\d]+)', ['GET', 'DELETE']],
+  ['/wc/v3/products', ['GET', 'POST']],
+  ['/wc/v3/products/(?P<id>[\\d]+)', ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']],
 ];
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -822,6 +854,9 @@ export class FakeWooCommerce {
   #rand: () => number;
 
   #orders = new Map<number, StoredOrder>();
+  #products = new Map<number, FakeProduct>(
+    PRODUCTS.map(([id, name, sku]) => [id, { name, sku, categories: PRODUCT_CATEGORIES[id] ?? [] }]),
+  );
   #nextPostId = 1000;
   #nextItemId = 1;
   #nextMetaId = 1;
@@ -1665,7 +1700,8 @@ export class FakeWooCommerce {
         // As WooCommerce: total / quantity, a JSON number (not a string).
         price: i.quantity ? i.total / 100 / i.quantity : 0,
         image: { id: 0, src: '' },
-        parent_name: null,
+        // WooCommerce 5.6+: a variation's line names its parent product.
+        parent_name: i.variationId ? (this.#products.get(i.productId)?.name ?? null) : null,
       })),
       tax_lines:
         t.cartTax === 0 && t.shippingTax === 0
@@ -2114,6 +2150,10 @@ export class FakeWooCommerce {
       perms = { GET: 'list', POST: 'create' };
       collection = true;
       run = () => this.#listRefunds(id, params);
+    } else if (lower === '/wc/v3/products') {
+      perms = { GET: 'list', POST: 'create' };
+      collection = true;
+      run = () => this.#listProducts(params);
     } else if ((m = /^\/wc\/v3\/orders\/(\d+)\/refunds\/(\d+)$/.exec(lower))) {
       const orderId = Number(m[1]);
       const refundId = Number(m[2]);
@@ -2260,6 +2300,45 @@ export class FakeWooCommerce {
               ? `order-${this.#local(o.created)}`
               : o.created;
     return this.#page(p, params, '/wc/v3/orders', rows, sortKey, (o) => this.#presentOrder(o, p.dp));
+  }
+
+  /** GET /wc/v3/products: the catalogue (include=… picks products by id), with categories. */
+  #listProducts(params: Map<string, string | string[]>): Reply {
+    const p = readCollectionParams(params, this.#statuses);
+    const rows = [...this.#products.entries()]
+      .map(([id, product]) => ({ id, ...product }))
+      .filter((r) => (p.include.length === 0 || p.include.includes(r.id)) && !p.exclude.includes(r.id));
+    return this.#page(
+      p,
+      params,
+      '/wc/v3/products',
+      rows,
+      (r) => (p.orderby === 'id' ? r.id : r.id),
+      (r) => ({
+        id: r.id,
+        name: r.name,
+        slug: r.name.toLowerCase().replace(/\W+/g, '-'),
+        permalink: `${this.url}/produit/${r.id}/`,
+        type: 'simple',
+        status: 'publish',
+        sku: r.sku,
+        categories: r.categories.map(([id, name]) => ({
+          id,
+          name,
+          slug: name.toLowerCase().replace(/\W+/g, '-'),
+        })),
+      }),
+    );
+  }
+
+  /** A product of the catalogue, as the store keeps it. */
+  product(id: number): FakeProduct | undefined {
+    return this.#products.get(id);
+  }
+
+  /** Adds or changes a product of the catalogue (its categories as stored: `&` as `&amp;`). */
+  setProduct(id: number, product: FakeProduct): void {
+    this.#products.set(id, product);
   }
 
   #listRefunds(orderId: number, params: Map<string, string | string[]>): Reply {

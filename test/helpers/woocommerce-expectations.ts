@@ -55,6 +55,64 @@ export function expectedLines(store: FakeWooCommerce): Record<string, unknown>[]
       refund_total: money(refunded),
       refund_tax: money(refundTax),
       refund_shipping: money(refundShipping),
+      lines: expectedOrderLines(store, order, refunds),
+    };
+  });
+}
+
+const decodeEntities = (name: string): string =>
+  name
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#039;', "'")
+    .replaceAll('&amp;', '&');
+
+type Order = ReturnType<FakeWooCommerce['allOrders']>[number];
+type Refund = ReturnType<FakeWooCommerce['refundsOf']>[number];
+
+/**
+ * SPEC section 15 as docs/connectors.md maps WooCommerce: one line per line item (variation 0 is
+ * no variant; subtotal − total is the discount, taxes excluded), refunded by the refunds' line
+ * items that name it in _refunded_item_id, categories from the product's, entities decoded.
+ */
+function expectedOrderLines(
+  store: FakeWooCommerce,
+  order: Order,
+  refunds: Refund[],
+): Record<string, unknown>[] {
+  return order.line_items.map((item) => {
+    let [refundedQuantity, refunded] = [0, 0];
+    for (const refund of refunds)
+      for (const line of refund.line_items)
+        if (
+          line.meta_data.some((m) => m.key === '_refunded_item_id' && String(m.value) === String(item.id))
+        ) {
+          refundedQuantity += Math.abs(line.quantity);
+          refunded += Math.abs(centsOf(line.total));
+        }
+    const subtotal = centsOf(item.subtotal);
+    const discount = subtotal - centsOf(item.total);
+    const variation = item.variation_id !== 0;
+    const productName = variation && item.parent_name ? item.parent_name : item.name;
+    const categories = [
+      ...new Set((store.product(item.product_id)?.categories ?? []).map(([, n]) => decodeEntities(n))),
+    ];
+    return {
+      line_id: String(item.id),
+      ...(item.product_id ? { product_id: String(item.product_id) } : {}),
+      ...(variation ? { variant_id: String(item.variation_id) } : {}),
+      ...(item.sku ? { sku: item.sku } : {}),
+      product_name: productName,
+      ...(variation && item.name.startsWith(`${productName} - `)
+        ? { variant_name: item.name.slice(productName.length + 3) }
+        : {}),
+      categories: item.product_id ? categories : [],
+      quantity: item.quantity,
+      subtotal: money(subtotal),
+      discount: money(discount),
+      refunded_quantity: Math.min(refundedQuantity, item.quantity),
+      refunded_amount: money(Math.min(refunded, subtotal - discount)),
     };
   });
 }

@@ -81,6 +81,15 @@ describe('WooCommerce connector (issue 11)', () => {
         c !== undefined && c.phase === 'incremental' && !c.running && c.orders === from.allOrders().length,
     );
 
+  /** An organization's order lines, in order, without its own ids. */
+  const linesOf = (organizationId: string) =>
+    service.db.query<Record<string, unknown>>(
+      `SELECT external_id, line_id, position, product_id, variant_id, sku, product_name, variant_name,
+              categories, quantity, subtotal::text, discount::text, refunded_quantity, refunded_amount::text
+       FROM order_lines WHERE organization_id = $1 ORDER BY external_id, position`,
+      [organizationId],
+    );
+
   /** An organization that imported, from a file, what the connector should have made of the store. */
   async function importedTwin(name: string, from: FakeWooCommerce) {
     const twin = await service.addOrganization(name, []);
@@ -166,6 +175,19 @@ describe('WooCommerce connector (issue 11)', () => {
     const twin = await importedTwin('Importée', store);
     assertSameAnswers(await answers(service, synced.key), await answers(service, twin.key));
     assert.equal(store.maxConcurrentRequests, 1, 'one request at a time');
+    // Issue 27 (L1): the lines, exactly as docs/connectors.md maps them; categories read once per
+    // product and pass, a hundred products a request, not once per order.
+    const syncedLines = await linesOf(synced.org.id);
+    assert.deepEqual(syncedLines, await linesOf(twin.org.id));
+    assert.ok(syncedLines.some((l) => Number(l.refunded_amount) > 0 && l.refunded_quantity === 1));
+    assert.ok(syncedLines.some((l) => (l.categories as string[]).includes('Maison & cuisine')));
+    assert.ok(syncedLines.some((l) => Number(l.discount) > 0));
+    const productReads = store.requests.filter((r) => r.route === '/wc/v3/products');
+    const orderPages = store.requests.filter((r) => r.route === '/wc/v3/orders');
+    assert.ok(
+      productReads.length > 0 && productReads.length <= orderPages.length,
+      `${productReads.length} product reads`,
+    );
 
     // Changes in the store: new orders, a status change, a refund arriving later, a trashed order.
     store.advance(60_000);

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateDemoOrders, type DemoOrder } from '../../../src/demo/generate.js';
+import { validateLines } from '../../../src/ingest/order-line.js';
+import type { FieldError } from '../../../src/ingest/field-checks.js';
 
 const END_DATE = '2026-06-30';
 const DAY_MS = 86_400_000;
@@ -153,4 +155,59 @@ test('invalid options are refused', () => {
   assert.throws(() => generateDemoOrders({ endDate: '2026-02-30' }).next(), RangeError);
   assert.throws(() => generateDemoOrders({ endDate: '2026-06-30', days: 0 }).next(), RangeError);
   assert.throws(() => generateDemoOrders({ endDate: '2026-06-30', stores: [] }).next(), RangeError);
+});
+
+// Issue 27: the demo's lines, from each store's catalogue, agree with their order.
+const withLines = [...generateDemoOrders({ endDate: END_DATE, days: 120, seed: 42, lines: true })];
+
+test('issue 27, L1: demo lines pass L1, their quantities make the order`s items, and the orders are the same as without lines', () => {
+  const without = [...generateDemoOrders({ endDate: END_DATE, days: 120, seed: 42 })];
+  assert.deepEqual(
+    withLines.map(({ lines: _, ...order }) => order),
+    without,
+  );
+  for (const order of withLines) {
+    const errors: FieldError[] = [];
+    const lines = validateLines(order.lines, errors);
+    assert.deepEqual(errors, [], `order ${order.id}`);
+    assert.equal(
+      lines!.reduce((sum, l) => sum + l.quantity, 0),
+      order.items,
+      `order ${order.id}: items = Σ quantity`,
+    );
+  }
+});
+
+test('issue 27: demo refunds agree with the order: all lines of a refunded order, some of a partly refunded one, none otherwise', () => {
+  let partial = 0;
+  for (const order of withLines) {
+    const lines = order.lines!;
+    const refunded = lines.reduce((sum, l) => sum + cents(l.refunded_amount), 0);
+    if (order.status === 'refunded') {
+      for (const l of lines) assert.equal(l.refunded_quantity, l.quantity);
+      assert.equal(
+        refunded,
+        lines.reduce((sum, l) => sum + cents(l.subtotal) - cents(l.discount), 0),
+      );
+    } else if (cents(order.refund_total) > 0) {
+      partial++;
+      assert.ok(refunded > 0 && refunded <= cents(order.refund_total), `order ${order.id}`);
+    } else assert.equal(refunded, 0, `order ${order.id}`);
+  }
+  assert.ok(partial > 20, `${partial} partly refunded orders`);
+  const products = new Set(withLines.flatMap((o) => o.lines!.map((l) => l.product_id)));
+  const multi = withLines.some((o) => o.lines!.some((l) => l.categories.length > 1));
+  const discounted = withLines.filter((o) => o.lines!.some((l) => l.discount !== '0.00')).length;
+  assert.ok(products.size >= 36, `${products.size} products sold`);
+  assert.ok(multi, 'some products are in several categories (L5)');
+  assert.ok(discounted > withLines.length / 20, `${discounted} orders with a discount`);
+});
+
+test('issue 30, item 7: no demo order after `until`; the orders before it are those of a whole day', () => {
+  const until = Date.parse(`${END_DATE}T09:30:00Z`);
+  const cut = [...generateDemoOrders({ endDate: END_DATE, days: 3, seed: 42, until })];
+  const whole = [...generateDemoOrders({ endDate: END_DATE, days: 3, seed: 42 })];
+  assert.ok(cut.every((o) => Date.parse(o.created_at) <= until));
+  assert.deepEqual(cut, whole.slice(0, cut.length));
+  assert.ok(whole.length > cut.length && cut.some((o) => o.created_at.startsWith(END_DATE)));
 });

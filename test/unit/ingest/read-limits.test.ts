@@ -2,7 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { MAX_LINE_BYTES, readCsv, readNdjson, type ReadEntry } from '../../../src/ingest/read-orders.js';
+import {
+  MAX_LINE_BYTES,
+  MAX_NDJSON_LINE_BYTES,
+  readCsv,
+  readNdjson,
+  type ReadEntry,
+} from '../../../src/ingest/read-orders.js';
 
 async function all(entries: AsyncIterable<ReadEntry>): Promise<ReadEntry[]> {
   const out: ReadEntry[] = [];
@@ -25,19 +31,28 @@ function longLine(total: number, head: string, tail: string): Readable {
   );
 }
 
-test('finding 1: a line longer than the bound is an error of its own; the next lines are read', async () => {
-  const entries = await all(readNdjson(longLine(8 * 1024 * 1024, '{"id":"1"}\n{"x":"', '"}\n{"id":"3"}\n')));
+test("finding 1, L1: an NDJSON line longer than the bound (1,000 of L1's longest lines) is an error of its own; the next lines are read", async () => {
+  const entries = await all(
+    readNdjson(longLine(MAX_NDJSON_LINE_BYTES, '{"id":"1"}\n{"x":"', '"}\n{"id":"3"}\n')),
+  );
   assert.deepEqual(
     entries.map((e) => e.line),
     [1, 2, 3],
   );
-  assert.deepEqual(lineErrors(entries), [{ line: 2, message: 'ligne trop longue : 64 Kio au plus' }]);
+  assert.deepEqual(lineErrors(entries), [{ line: 2, message: 'ligne trop longue : 30 Mio au plus' }]);
   assert.deepEqual((entries[2] as { record: unknown }).record, { id: '3' });
 });
 
-test('finding 1: a line of exactly the bound is read', async () => {
-  const text = `{"id":"${'a'.repeat(MAX_LINE_BYTES - 9)}"}`;
-  assert.equal(Buffer.byteLength(text), MAX_LINE_BYTES);
+test('finding 1: a CSV line longer than its bound (one order line a row, L8) is an error of its own', async () => {
+  const entries = await all(readCsv(longLine(MAX_LINE_BYTES, 'id,x\n1,"', '"\n3,y\n')));
+  assert.deepEqual(lineErrors(entries), [
+    { line: 2, message: "ligne trop longue : 64 Kio au plus ; la suite du fichier n'est pas lue" },
+  ]);
+});
+
+test('finding 1, L1: an NDJSON line of exactly the bound is read', async () => {
+  const text = `{"id":"${'a'.repeat(MAX_NDJSON_LINE_BYTES - 9)}"}`;
+  assert.equal(Buffer.byteLength(text), MAX_NDJSON_LINE_BYTES);
   const [entry] = await all(readNdjson(Readable.from([Buffer.from(`${text}\r\n`)])));
   assert.ok(entry && 'record' in entry);
 });

@@ -38,13 +38,34 @@ const ORDER: OrderRecord = {
   refundTotal: '0.00',
   refundTax: '0.00',
   refundShipping: '0.00',
+  lines: [],
 };
 
-test('stagedRow: one line of 15 fields, free texts escaped, NULL as \\N', () => {
+test('stagedRow: one line of 16 fields, free texts escaped, NULL as \\N (no lines: L1)', () => {
   assert.equal(
     stagedRow(7, ORDER),
-    `7\thttps://s.example/a\\tb\tx\\\\1\t2026-03-01T23:30:00+01:00\ten cours\\n✓\t\\N\t${'ab'.repeat(32)}\t2\t12.30\t0.00\t1.00\t0.00\t0.00\t0.00\t0.00\n`,
+    `7\thttps://s.example/a\\tb\tx\\\\1\t2026-03-01T23:30:00+01:00\ten cours\\n✓\t\\N\t${'ab'.repeat(32)}\t2\t12.30\t0.00\t1.00\t0.00\t0.00\t0.00\t0.00\t\\N\n`,
   );
+});
+
+test('stagedRow: L1 lines go as one JSON array, escaped for COPY', () => {
+  const line = {
+    line_id: 'l\\1',
+    product_id: null,
+    variant_id: null,
+    sku: null,
+    product_name: 'Thé\tvert',
+    variant_name: null,
+    categories: ['Thés'],
+    quantity: 2,
+    subtotal: '10.00',
+    discount: '0.00',
+    refunded_quantity: 0,
+    refunded_amount: '0.00',
+  };
+  const row = stagedRow(7, { ...ORDER, lines: [line] });
+  const lines = row.split('\t').at(-1)!;
+  assert.equal(lines, `${JSON.stringify([line]).replaceAll('\\', '\\\\')}\n`);
 });
 
 test('StagingBuffer: each batch is the rows in UTF-8, past its first buffer too, and says which lines it stored', async () => {

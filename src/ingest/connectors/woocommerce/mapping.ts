@@ -13,39 +13,21 @@
 //   refund_total    the sum of the refunds' amount
 //   refund_tax      the tax of the refunds' line items, shipping and fees
 //   refund_shipping the refunds' shipping lines, without their tax
+//   lines           line_items (SPEC section 15, src/ingest/connectors/woocommerce/lines.ts)
 // Money is read as exact decimal text; more than two decimals are rounded half away from zero.
 import type { OrderLine, UnmappedOrder } from '../connector.js';
+import { cents, decimalText, isObject, list } from './json.js';
+import { soldLines, type CategoriesOf } from './lines.js';
+
+export { cents, decimalText } from './json.js';
 
 type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const list = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isObject) : []);
-
-/** Exact cents of a WooCommerce money value ("29.35", "-10.00", 12, "1.005"), or undefined. */
-export function cents(value: unknown): bigint | undefined {
-  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  if (typeof text !== 'string') return undefined;
-  const m = /^\s*(-?)(\d{1,15})(?:\.(\d{1,12}))?\s*$/.exec(text === '' ? '0' : text);
-  if (!m) return undefined;
-  const decimals = (m[3] ?? '').padEnd(3, '0');
-  let whole = BigInt(m[2]!) * 100n + BigInt(decimals.slice(0, 2));
-  if (Number(decimals[2]) >= 5) whole += 1n; // half away from zero (the sign is applied after)
-  return m[1] === '-' ? -whole : whole;
-}
 
 const sumCents = (lines: Json[], field: string): bigint | undefined =>
   lines.reduce<bigint | undefined>((sum, line) => {
     const value = cents(line[field] ?? '0');
     return sum === undefined || value === undefined ? undefined : sum + value;
   }, 0n);
-
-/** Cents as the import's decimal text ("12.30"). */
-export function decimalText(value: bigint): string {
-  const sign = value < 0n ? '-' : '';
-  const abs = value < 0n ? -value : value;
-  return `${sign}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`;
-}
 
 const abs = (value: bigint): bigint => (value < 0n ? -value : value);
 const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
@@ -84,6 +66,7 @@ export function orderLine(
   order: Json,
   refunds: readonly unknown[],
   currency: string,
+  categoriesOf: CategoriesOf = () => [],
 ): { line: OrderLine } | UnmappedOrder {
   const id = String(order.id ?? '');
   const fail = (message: string): UnmappedOrder => ({ id, message });
@@ -104,6 +87,8 @@ export function orderLine(
   if (typeof refunded === 'string') return fail(refunded);
   if (fees === undefined || amounts.some((a) => a === undefined)) return fail('montant illisible');
   const [total, tax, shipping] = amounts as [bigint, bigint, bigint];
+  const lines = soldLines(list(order.line_items), refunds.filter(isObject), categoriesOf);
+  if (typeof lines === 'string') return fail(lines);
   const line: OrderLine = {
     id,
     created_at: `${created}Z`,
@@ -118,6 +103,7 @@ export function orderLine(
     refund_total: decimalText(refunded.total),
     refund_tax: decimalText(refunded.tax),
     refund_shipping: decimalText(refunded.shipping),
+    lines,
   };
   return { line };
 }

@@ -16,6 +16,8 @@ import { checkStoreUrl, StoreHttpError, type StoreHttpOptions, type StoreRespons
 import { newWebhookSecret } from '../credentials.js';
 import { readSignedOrderDelivery } from '../signed-webhook.js';
 import { orderLine } from './mapping.js';
+import { productIdsOf } from './lines.js';
+import { categoryNames } from './categories.js';
 
 const PER_PAGE = 100;
 /** The most pages a walk believes X-WP-TotalPages about (10 million orders). */
@@ -70,8 +72,13 @@ const authHeaders = (credentials: StoreCredentials): Record<string, string> => (
   accept: 'application/json',
 });
 
+/** Products whose categories a pass keeps (issue 27): a catalogue's worth, then forgotten. */
+const MAX_KNOWN_PRODUCTS = 10_000;
+
 class WooCommerceApi implements StoreApi {
   private readonly headers: Record<string, string>;
+  /** Each product's category names, read once per product and pass (not once per order). */
+  private readonly categories = new Map<string, readonly string[]>();
 
   constructor(
     private readonly apiBase: URL,
@@ -128,8 +135,38 @@ class WooCommerceApi implements StoreApi {
     };
   }
 
+  /**
+   * Reads the categories of the products these orders name that the pass has not seen yet: one
+   * request a hundred products (`include`), whatever the number of orders naming them.
+   */
+  private async learnCategories(orders: readonly unknown[]): Promise<void> {
+    const unknown = new Set<string>();
+    for (const order of orders)
+      if (typeof order === 'object' && order !== null && !Array.isArray(order))
+        for (const id of productIdsOf(order as Record<string, unknown>))
+          if (!this.categories.has(id)) unknown.add(id);
+    const ids = [...unknown];
+    if (this.categories.size + ids.length > MAX_KNOWN_PRODUCTS) this.categories.clear();
+    for (let at = 0; at < ids.length; at += PER_PAGE) {
+      const chunk = ids.slice(at, at + PER_PAGE);
+      const response = await this.get('products', {
+        include: chunk.join(','),
+        per_page: String(PER_PAGE),
+        _fields: 'id,categories',
+      });
+      const body = response.status === 404 ? [] : json(response, 'produits');
+      const found = categoryNames(body);
+      // A product the store no longer has (deleted) has no categories: not asked again.
+      for (const id of chunk) this.categories.set(id, found.get(id) ?? []);
+    }
+  }
+
+  private readonly categoriesOf = (productId: string): readonly string[] =>
+    this.categories.get(productId) ?? [];
+
   private async page(query: Record<string, string>, cursor: string | undefined): Promise<OrdersPage> {
     const { resources, ...rest } = await this.list(query, cursor);
+    await this.learnCategories(resources);
     const orders: OrdersPage['orders'][number][] = [];
     const removed: string[] = [];
     const unmapped: OrdersPage['unmapped'][number][] = [];
@@ -157,7 +194,7 @@ class WooCommerceApi implements StoreApi {
       });
       refunds = response.status === 404 ? [] : json(response, 'remboursements');
     }
-    return orderLine(resource, Array.isArray(refunds) ? refunds : [], this.currency);
+    return orderLine(resource, Array.isArray(refunds) ? refunds : [], this.currency, this.categoriesOf);
   }
 
   history(cursor: string | undefined): Promise<OrdersPage> {
@@ -177,7 +214,9 @@ class WooCommerceApi implements StoreApi {
     if (!/^\d{1,19}$/.test(id)) return { gone: true };
     const response = await this.get(`orders/${id}`);
     if (response.status === 404) return { gone: true };
-    return this.stateOf(json(response, `commande ${id}`));
+    const order = json(response, `commande ${id}`);
+    await this.learnCategories([order]);
+    return this.stateOf(order);
   }
 
   async ids(cursor: string | undefined) {
