@@ -3,7 +3,8 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /** Text that starts like a SQL statement (the project writes its keywords in capitals). */
-const SQL_START = '/^\\s*(SELECT|INSERT|UPDATE|DELETE|WITH|COPY|CREATE|ALTER|DROP|TRUNCATE|BEGIN|LOCK)\\b/';
+const SQL_START =
+  '/^\\s*(SELECT|INSERT|UPDATE|DELETE|WITH|COPY|CREATE|ALTER|DROP|TRUNCATE|BEGIN|LOCK)\\s+\\S/'; // a keyword and more: the HTTP method 'DELETE' alone is no SQL
 const NO_SQL =
   'No SQL in api/web/cli/demo (STYLE): call a function of src/db, src/domain, src/ingest or src/metrics.';
 
