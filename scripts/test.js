@@ -33,9 +33,12 @@ const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 3) || 1);
 // Files whose assertions bound a latency or a wait in wall-clock time (/healthz within 100 or
 // 500 ms while a burst or a 20 MB line is handled, or within 1–2 s under fuzzing; an import
 // killed after 6 s; an eviction within 5 s; readers paced in bytes per second against the answer
-// budget): run alone, as they were written for. Seen failing beside other files on a loaded host.
+// budget; the longest stretch of CPU one answer holds the event loop, which a neighbour's cache and
+// memory traffic stretch): run alone, as they were written for. Seen failing beside other files on
+// a loaded host.
 const SERIAL = new Set([
   'integration/abuse/import.test.js',
+  'integration/event-loop-answers.test.js',
   'integration/abuse/overload.test.js',
   'integration/abuse/slow-readers.test.js',
   'integration/far-dates.test.js',

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildApp } from '../../src/app.js';
-import { DIMENSIONS, METRICS } from '../../src/catalog.js';
+import { REFERENCE_CATALOG } from '../../src/catalog.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/auth/api-keys.js';
@@ -46,7 +46,15 @@ describe('authentication and keys', () => {
     const response = await service.get('/api/reports/catalog', key);
     assert.equal(response.status, 200);
     const body = (await response.json()) as { metrics: { label: string }[] };
-    assert.deepEqual(body, JSON.parse(JSON.stringify({ dimensions: DIMENSIONS, metrics: METRICS })));
+    assert.deepEqual(body, JSON.parse(JSON.stringify(REFERENCE_CATALOG)));
+    // L9: without scope, the reference's five and ten only, whatever section 15 added.
+    const ids = (entries: { id: string }[]) => entries.map((entry) => entry.id).join(',');
+    const all = body as unknown as { dimensions: { id: string }[]; metrics: { id: string }[] };
+    assert.equal(ids(all.dimensions), 'date,store,country,customer_type,status');
+    assert.equal(
+      ids(all.metrics),
+      'orders,items_sold,gross_sales,net_revenue,average_order_value,taxes,shipping,unique_customers,new_customers,returning_customers',
+    );
     assert.equal(body.metrics[9]?.label, 'Clients récurrents');
   });
 
