@@ -243,6 +243,6 @@ describe('the OpenAPI document: lint, validation, and what the app does (issue 1
       [...codes].filter((code) => !expected.some((c) => c === code && ERROR_KINDS[c].status === status)),
     );
     assert.deepEqual(stale, [], 'codes documented under a status the catalogue does not give them');
-    assert.equal(expected.length, 16); // INCOMPATIBLE_METRICS (L4) the sixteenth
+    assert.equal(expected.length, 17); // INCOMPATIBLE_METRICS (L4) the sixteenth, SNAPSHOT_BUILDING (issue 28) the seventeenth
   });
 });

@@ -353,7 +353,7 @@ test('the site: REST index, namespace index, unknown routes, a sub-path, no REST
   assert.ok((JSON.parse(index.body) as { namespaces: string[] }).namespaces.includes('wc/v3'));
   assert.match(index.body, /"home":"http:\\\/\\\/127\.0\.0\.1:\d+\\\/shop"/, 'slashes escaped as PHP does');
   assert.equal(JSON.parse((await call(fake, '/wp-json/wc/v3')).body).namespace, 'wc/v3');
-  const noRoute = await call(fake, '/wp-json/wc/v3/products');
+  const noRoute = await call(fake, '/wp-json/wc/v3/coupons');
   assert.equal(noRoute.status, 404);
   assert.equal(JSON.parse(noRoute.body).code, 'rest_no_route');
   const outside = await call(fake, `${fake.url.replace('/shop', '')}/wp-json/`);
