@@ -18,11 +18,15 @@ export interface MetricFamily {
 }
 
 const PARSE = `
-import json, sys
+import json, math, sys
 from prometheus_client.parser import text_string_to_metric_families
+# NaN and ±Inf are legal sample values (prom-client's event-loop figures are NaN before any sample)
+# but not JSON: they travel as text and are turned back into numbers below.
+def value(v):
+    return v if math.isfinite(v) else str(v)
 families = [
     {"name": f.name, "type": f.type, "help": f.documentation,
-     "samples": [{"name": s.name, "labels": s.labels, "value": s.value} for s in f.samples]}
+     "samples": [{"name": s.name, "labels": s.labels, "value": value(s.value)} for s in f.samples]}
     for f in text_string_to_metric_families(sys.stdin.read())
 ]
 json.dump(families, sys.stdout)
@@ -39,7 +43,10 @@ export function parseExposition(text: string): Map<string, MetricFamily> {
     throw new Error(
       `the Prometheus text parser refused /metrics (python3-prometheus-client installed?): ${run.stderr || run.error?.message}`,
     );
-  const families = JSON.parse(run.stdout) as MetricFamily[];
+  const NON_FINITE: Record<string, number> = { nan: NaN, inf: Infinity, '-inf': -Infinity };
+  const families = JSON.parse(run.stdout, (key, value: unknown) =>
+    key === 'value' && typeof value === 'string' ? NON_FINITE[value] : value,
+  ) as MetricFamily[];
   return new Map(families.map((family) => [family.name, family]));
 }
 
