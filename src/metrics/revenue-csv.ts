@@ -84,26 +84,30 @@ function comparedLine(
 /**
  * The compared table (PC1): one line per bucket of the main period with the comparison's k-th
  * bucket beside it (its first day in `date_previous`; empty cells past the comparison's count),
- * then the `total` line of both periods.
+ * then the `total` line of both periods. Line by line, each with its CRLF: the page writes them
+ * in time slices (issue 26, item 6).
  */
-export function comparedRevenueCsv(report: ComparedReports): string {
-  const lines = [COMPARED_CSV_HEADER];
+export function* comparedRevenueCsvLines(report: ComparedReports): Generator<string> {
+  yield `${COMPARED_CSV_HEADER}\r\n`;
   for (const { main, previous } of report.buckets) {
-    lines.push(
-      comparedLine(checkedDay(main.date), previous ? checkedDay(previous.date) : '', main, previous),
-    );
+    yield `${comparedLine(checkedDay(main.date), previous ? checkedDay(previous.date) : '', main, previous)}\r\n`;
   }
-  lines.push(comparedLine('total', '', report.main.totals, report.previous.totals));
-  return `${lines.join('\r\n')}\r\n`;
+  yield `${comparedLine('total', '', report.main.totals, report.previous.totals)}\r\n`;
 }
+
+/** The compared CSV in one piece. */
+export const comparedRevenueCsv = (report: ComparedReports): string =>
+  [...comparedRevenueCsvLines(report)].join('');
 
 /**
  * The table: the header, one line per row in the report's order — a day, or the first day of a
- * wider bucket (G2), as the API's `date` — then the `total` line.
+ * wider bucket (G2), as the API's `date` — then the `total` line. Line by line, each with its CRLF.
  */
-export function revenueCsv(report: RevenueReport): string {
-  const lines = [REVENUE_CSV_HEADER];
-  for (const day of report.days) lines.push(line(checkedDay(day.date), day));
-  lines.push(line('total', report.totals));
-  return `${lines.join('\r\n')}\r\n`;
+export function* revenueCsvLines(report: RevenueReport): Generator<string> {
+  yield `${REVENUE_CSV_HEADER}\r\n`;
+  for (const day of report.days) yield `${line(checkedDay(day.date), day)}\r\n`;
+  yield `${line('total', report.totals)}\r\n`;
 }
+
+/** The CSV in one piece. */
+export const revenueCsv = (report: RevenueReport): string => [...revenueCsvLines(report)].join('');

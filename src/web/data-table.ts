@@ -4,7 +4,8 @@
 // script offers a picker (« Colonnes ») and hides them until ticked; without the script every
 // column shows and the table scrolls inside its own box, never the page. Below 640 px each row
 // becomes a card, each value under its column's name (assets.ts, `table.data-table`).
-import { html, type Html, type HtmlValue } from './html.js';
+import { joinInSlices, TimeSlices } from '../limits/time-slice.js';
+import { html, Html, type HtmlValue } from './html.js';
 
 export interface DataColumn<Row> {
   /** Stable id: the picker's value and the cells' `data-col`. */
@@ -66,7 +67,22 @@ function columnPicker<Row>(table: DataTable<Row>): Html {
   </details>`;
 }
 
-export function dataTableHtml<Row>(table: DataTable<Row>): Html {
+/** One body row: its header cell, then its figures. */
+function rowHtml<Row>(table: DataTable<Row>, row: Row): Html {
+  // The same markup, to the byte, as when the rows were written inside the table's template.
+  // prettier-ignore
+  return html`<tr ${table.rowAttributes?.(row) ?? ''}>
+                <th scope="row">${table.rowHeader.cell(row)}</th>
+                ${cells(table, row)}
+              </tr>`;
+}
+
+function* rowTexts<Row>(table: DataTable<Row>): Generator<string> {
+  for (const row of table.rows) yield rowHtml(table, row).text;
+}
+
+/** The table around its body rows, already written. */
+function tableHtml<Row>(table: DataTable<Row>, body: Html): Html {
   const header = html`<th scope="col">${table.rowHeader.label}</th>
     ${table.columns.map(
       (c) =>
@@ -91,13 +107,7 @@ export function dataTableHtml<Row>(table: DataTable<Row>): Html {
           </tr>
         </thead>
         <tbody>
-          ${table.rows.map(
-            (row) =>
-              html`<tr ${table.rowAttributes?.(row) ?? ''}>
-                <th scope="row">${table.rowHeader.cell(row)}</th>
-                ${cells(table, row)}
-              </tr>`,
-          )}
+          ${body}
         </tbody>
         ${
           table.totals
@@ -111,4 +121,22 @@ export function dataTableHtml<Row>(table: DataTable<Row>): Html {
         }
       </table>
     </div>`;
+}
+
+/** The table in one go: for tables of a few dozen rows (a page's latest imports). */
+export function dataTableHtml<Row>(table: DataTable<Row>): Html {
+  return tableHtml(table, new Html([...rowTexts(table)].join('')));
+}
+
+/**
+ * The same table, to the byte, its rows written in time slices (issue 26, item 6): for tables
+ * that may have hundreds of rows (731 days of P4's two years, a shop's products), so that the
+ * page never holds the event loop for the whole of it. `slices` is the request's own, when it
+ * already has some.
+ */
+export async function dataTableHtmlInSlices<Row>(
+  table: DataTable<Row>,
+  slices: TimeSlices = new TimeSlices(),
+): Promise<Html> {
+  return tableHtml(table, new Html(await joinInSlices(rowTexts(table), slices)));
 }

@@ -5,12 +5,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ReportEngine } from '../metrics/engine.js';
 import { revenueReport } from '../metrics/revenue.js';
-import { comparedRevenueCsv, revenueCsv } from '../metrics/revenue-csv.js';
+import { comparedRevenueCsvLines, revenueCsvLines } from '../metrics/revenue-csv.js';
 import { hasOrders } from '../domain/stores.js';
 import { formatPeriod } from './format.js';
-import { frenchComparedRevenueCsv, frenchRevenueCsv } from './revenue-csv-fr.js';
+import { frenchComparedRevenueCsvPieces, frenchRevenueCsvPieces } from './revenue-csv-fr.js';
 import { comparedReports } from '../metrics/revenue-compare.js';
 import { isAppError } from '../errors.js';
+import { joinInSlices } from '../limits/time-slice.js';
 import { resolveComparison, type Comparison } from '../query/compare.js';
 import { GRANULARITIES, isGranularity, type Granularity } from '../query/dates.js';
 import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.js';
@@ -161,12 +162,12 @@ const csvQuery = (chosen: Period): string =>
   }).toString();
 
 const CSV_FORMS = [
-  { path: '/reports/revenue.csv', suffix: '', plain: revenueCsv, compared: comparedRevenueCsv },
+  { path: '/reports/revenue.csv', suffix: '', plain: revenueCsvLines, compared: comparedRevenueCsvLines },
   {
     path: '/reports/revenue-excel.csv',
     suffix: '-excel',
-    plain: frenchRevenueCsv,
-    compared: frenchComparedRevenueCsv,
+    plain: frenchRevenueCsvPieces,
+    compared: frenchComparedRevenueCsvPieces,
   },
 ] as const;
 
@@ -317,13 +318,16 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
         if (refusal) return reply.code(400).type('text/plain; charset=utf-8').send(refusal);
         const org = session(request).organization;
         const { comparison } = chosen;
-        const csv = comparison
-          ? form.compared(
-              await comparedReports(app.reportEngine, org, chosen, comparison, chosen.granularity),
-            )
-          : form.plain(
-              await revenueReport(app.reportEngine, org, chosen.from, chosen.to, chosen.granularity),
-            );
+        // Up to 733 lines, written in time slices (issue 26, item 6).
+        const csv = await joinInSlices(
+          comparison
+            ? form.compared(
+                await comparedReports(app.reportEngine, org, chosen, comparison, chosen.granularity),
+              )
+            : form.plain(
+                await revenueReport(app.reportEngine, org, chosen.from, chosen.to, chosen.granularity),
+              ),
+        );
         const grouped = chosen.granularity === 'day' ? '' : `-${chosen.granularity}`;
         const compared = comparison ? `-comparaison-${comparison.from}-${comparison.to}` : '';
         return reply
