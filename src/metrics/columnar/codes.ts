@@ -4,6 +4,7 @@
 // code its orders have (a value without orders adds no row).
 import { ByteCodes, HexTextCodes } from './byte-codes.js';
 import { Dictionary } from './exact.js';
+import { LineCodes } from './line-codes.js';
 import type { Attributes } from './snapshot.js';
 
 /** A text column coded through its bytes: the Dictionary sees each distinct value once. */
@@ -77,6 +78,8 @@ export class OrganizationCodes {
   readonly statuses = new TextCodes();
   readonly countries = new TextCodes();
   readonly attributes = new AttributeCodes();
+  /** Section 15: the order lines' texts and their combinations. */
+  readonly lines = new LineCodes();
   constructor(
     /** Customer keys (U1 hashes), packed. */
     readonly customers = new HexTextCodes(),
