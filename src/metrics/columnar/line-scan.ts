@@ -14,7 +14,6 @@
 import type { DimensionId } from '../../catalog.js';
 import type { TimeSlices } from '../../limits/time-slice.js';
 import type { ReportPlan } from '../../query/plan.js';
-import type { DayBuckets } from './day-buckets.js';
 import {
   GROSS,
   ITEMS,
