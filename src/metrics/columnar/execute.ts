@@ -14,7 +14,26 @@ import { bucketStart, dayStartMs } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportRow, ReportRows } from '../engine.js';
 import { DAY_UNITS, type DayBuckets } from './day-buckets.js';
-import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero, type Dictionary } from './exact.js';
+import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero } from './exact.js';
+import { kept } from './kept.js';
+import {
+  GROSS,
+  ITEMS,
+  LAST_CUSTOMER,
+  NET,
+  NEW_CUSTOMERS,
+  ORDERS,
+  PRODUCT_DISCOUNTS,
+  PRODUCT_GROSS,
+  PRODUCT_REFUNDS,
+  RETURNING_CUSTOMERS,
+  SHIPPING,
+  SLOT,
+  TAXES,
+  UNIQUE,
+  UNITS_REFUNDED,
+  UNITS_SOLD,
+} from './slot-layout.js';
 import { aggregateLines, lineValues, lineWeights, type LineWeights } from './line-scan.js';
 import type { Part, Snapshot } from './snapshot.js';
 import { sortedOrder } from './sort-rows.js';
@@ -43,29 +62,6 @@ const CUSTOMER_METRICS: ReadonlySet<MetricId> = new Set([
   'new_customers',
   'returning_customers',
 ]);
-
-// A slot's sums, at slot × SLOT + one of these; exact integer cents in doubles (below 2^53, which
-// the snapshot guarantees).
-export const ORDERS = 0;
-export const ITEMS = 1;
-export const GROSS = 2;
-export const NET = 3;
-export const TAXES = 4;
-export const SHIPPING = 5;
-export const UNIQUE = 6;
-export const NEW_CUSTOMERS = 7;
-export const RETURNING_CUSTOMERS = 8;
-/** U4: the last customer counted in the slot, so that a customer counts once per row. */
-export const LAST_CUSTOMER = 9;
-// Section 15 (line-scan.ts): L3's sums (net sales is gross − discounts − refunds), and L4's last
-// order counted in the slot, so that an order counts once per row at line grain.
-export const UNITS_SOLD = 10;
-export const UNITS_REFUNDED = 11;
-export const PRODUCT_GROSS = 12;
-export const PRODUCT_DISCOUNTS = 13;
-export const PRODUCT_REFUNDS = 14;
-export const LAST_ORDER = 15;
-export const SLOT = 16;
 
 export interface DimensionKey {
   readonly id: DimensionId;
@@ -433,16 +429,6 @@ function accumulate(
       }
     }
   }
-}
-
-/** 1 for each code of the dictionary a filter keeps (all of them without a filter). */
-export function kept(dictionary: Dictionary, values: readonly string[] | undefined): Uint8Array {
-  const mask = new Uint8Array(dictionary.values.length).fill(values === undefined ? 1 : 0);
-  for (const value of values ?? []) {
-    const code = dictionary.find(value);
-    if (code !== undefined) mask[code] = 1;
-  }
-  return mask;
 }
 
 /**

@@ -3,7 +3,7 @@
 // show in a report (L2: `Unknown` for a missing text, L5: `Unknown` for a line without category),
 // combined into one "item" code, so that a report decides a line's filters (L6) and row key with
 // one lookup, as it does for an order's store, status and country. Codes are only ever added.
-import { TextCodes } from './codes.js';
+import { TextCodes } from './text-codes.js';
 import { Dictionary } from './exact.js';
 
 /** Codes below 2^26 (lines, hence values, stay far below): pair keys are exact. */

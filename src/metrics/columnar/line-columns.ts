@@ -8,7 +8,7 @@
 // in the same binary COPY (LINE_FIELDS): no second statement to match with the orders, and an
 // order and its lines are read at one moment. A delta reads them as JSON (LINES_JSON).
 import { int32, numericCents } from './copy-binary.js';
-import type { TextCodes } from './codes.js';
+import type { TextCodes } from './text-codes.js';
 import type { LineCodes } from './line-codes.js';
 
 export interface PartLines {

@@ -14,10 +14,10 @@
 import type { DimensionId } from '../../catalog.js';
 import type { TimeSlices } from '../../limits/time-slice.js';
 import type { ReportPlan } from '../../query/plan.js';
+import { kept } from './kept.js';
 import {
   GROSS,
   ITEMS,
-  kept,
   LAST_CUSTOMER,
   LAST_ORDER,
   NET,
@@ -33,17 +33,52 @@ import {
   UNIQUE,
   UNITS_REFUNDED,
   UNITS_SOLD,
-  type Aggregate,
-  type ExecutionPaths,
-  type KeyWeights,
-  type ScanSettings,
-} from './execute.js';
+} from './slot-layout.js';
+import type { DayBuckets } from './day-buckets.js';
 import type { LineItems } from './line-codes.js';
 import type { Part, Snapshot } from './snapshot.js';
 
 const ANONYMOUS = 0;
 const NEW = 1;
 const RETURNING = 2;
+
+/** What the pass reads of execute.ts's ScanSettings: the plan's period, filters and sums, per order. */
+export interface OrderScan {
+  readonly start: number;
+  readonly end: number;
+  readonly attributeKey: Float64Array;
+  readonly attributeExcluded: Uint8Array;
+  readonly typeKept: Uint8Array;
+  readonly typeKey: Float64Array;
+  readonly byDate: boolean;
+  readonly dateKey: Float64Array;
+  readonly buckets: Pick<DayBuckets, 'starts' | 'index' | 'unit' | 'aligned'>;
+  readonly sumItems: boolean;
+  readonly sumGross: boolean;
+  readonly sumNet: boolean;
+  readonly sumTaxes: boolean;
+  readonly sumShipping: boolean;
+  readonly countCustomers: boolean;
+  readonly needsFirstOrders: boolean;
+  readonly refunds: number;
+  readonly taxes: number;
+  readonly shipping: number;
+  readonly fees: number;
+}
+
+/** The row keys' space and the line dimensions' weights (of execute.ts's KeyWeights). */
+export interface LineKeys {
+  readonly space: number;
+  readonly line: LineWeights;
+}
+
+/** execute.ts's Aggregate: the keys that occur in key (T3) order, each one's slot in `sums`. */
+export interface LineAggregate<W> {
+  readonly weights: W;
+  readonly sums: Float64Array;
+  readonly keys: readonly number[];
+  readonly slots: readonly number[];
+}
 
 /** Code → key weight of each line dimension (zeros when not requested). */
 export interface LineWeights {
@@ -173,7 +208,7 @@ class Slots {
   }
 
   /** The keys that occur in key (T3) order, and each one's slot. */
-  result(weights: KeyWeights): Aggregate {
+  result<W>(weights: W): LineAggregate<W> {
     if (this.direct) {
       const keys: number[] = [];
       for (let key = 0; key < this.space; key++)
@@ -188,14 +223,14 @@ class Slots {
 }
 
 /** The sums of each row of a plan that reads lines (execute.ts's aggregate, section 15). */
-export async function aggregateLines(
+export async function aggregateLines<W extends LineKeys>(
   snapshot: Snapshot,
   plan: ReportPlan,
-  weights: KeyWeights,
-  scan: ScanSettings,
-  paths: ExecutionPaths,
+  weights: W,
+  scan: OrderScan,
+  paths: { readonly directKeys: number; readonly tableKeys: number },
   slices: TimeSlices,
-): Promise<Aggregate> {
+): Promise<LineAggregate<W>> {
   const items = new ItemSettings(snapshot.lineItems, plan, weights.line);
   const slots = new Slots(weights.space, weights.space <= paths.directKeys, paths.tableKeys);
   const sumLines = new LineSums(plan);
@@ -229,7 +264,7 @@ function accumulateLines(
   s: Part,
   customerBase: number,
   orderBase: number,
-  scan: ScanSettings,
+  scan: OrderScan,
   items: ItemSettings,
   sumLines: LineSums,
   lineGrain: boolean,

@@ -4,7 +4,14 @@
 import { isDimensionId, type MetricId } from '../../catalog.js';
 import type { TimeSlices } from '../../limits/time-slice.js';
 import type { ReportPlan } from '../../query/plan.js';
-import type { DimensionKey } from './execute.js';
+
+/** A dimension's digits in the rows' keys (execute.ts's DimensionKey). */
+export interface SortDimension {
+  readonly id: string;
+  /** Values in T3 order: a digit is an index into it. */
+  readonly sorted: readonly string[];
+  readonly stride: number;
+}
 
 export interface SortableRows {
   /** The n-th row's key (rows are given in key order). */
@@ -23,7 +30,7 @@ const PAUSE_EVERY = 4096;
  */
 export async function sortedOrder(
   plan: ReportPlan,
-  dimensions: readonly DimensionKey[],
+  dimensions: readonly SortDimension[],
   count: number,
   rows: SortableRows,
 ): Promise<Int32Array | undefined> {
