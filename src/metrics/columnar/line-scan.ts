@@ -283,6 +283,8 @@ function accumulateLines(
   const categoryKeys = items.categoryKeys;
   const filtered = items.filtered;
   const { units, money } = sumLines;
+  const direct = slots.direct;
+  const directSums = slots.sums; // a direct key space's sums never grow
   const anonymousFrom = runStart[customerCount] as number;
   const runs = needsFirstOrders || countCustomers || retiredRuns ? customerCount : 0;
   for (let c = 0; c <= runs; c++) {
@@ -327,9 +329,19 @@ function accumulateLines(
           const keys = categoryKeys?.[item[l] as number];
           const rows = keys ? keys.length : 1;
           for (let r = 0; r < rows; r++) {
-            const at = slots.at(orderKey + own + (keys ? (keys[r] as number) : 0));
-            const out = slots.sums;
-            addLine(out, at, l, units, money, quantity, refundedQuantity, subtotal, discount, refundedAmount);
+            const key = orderKey + own + (keys ? (keys[r] as number) : 0);
+            // The slot of a small key space inline: no call a line on the common path.
+            const at = direct ? (key * SLOT) | 0 : slots.at(key);
+            const out = direct ? directSums : slots.sums;
+            if (units) {
+              out[at + UNITS_SOLD]! += (quantity[l] as number) - (refundedQuantity[l] as number);
+              out[at + UNITS_REFUNDED]! += refundedQuantity[l] as number;
+            }
+            if (money) {
+              out[at + PRODUCT_GROSS]! += subtotal[l] as number;
+              out[at + PRODUCT_DISCOUNTS]! += discount[l] as number;
+              out[at + PRODUCT_REFUNDS]! += refundedAmount[l] as number;
+            }
             // L4: an order once per row, a customer once per row (U4).
             if (out[at + LAST_ORDER] !== order) {
               out[at + LAST_ORDER] = order;
