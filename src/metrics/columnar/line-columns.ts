@@ -236,18 +236,6 @@ function grown(array: Int32Array, capacity: number): Int32Array {
   return bigger;
 }
 
-/** No lines for `orders` orders. */
-export const noLines = (orders: number): PartLines => ({
-  count: 0,
-  lineStart: new Int32Array(orders + 1),
-  item: new Int32Array(0),
-  quantity: new Int32Array(0),
-  refundedQuantity: new Int32Array(0),
-  subtotal: new Int32Array(0),
-  discount: new Int32Array(0),
-  refundedAmount: new Int32Array(0),
-});
-
 /** Folds ranges of orders of several parts into one part's lines (compaction). */
 export class LinesFold {
   private readonly lineStart: Int32Array;
@@ -298,7 +286,3 @@ export class LinesFold {
     };
   }
 }
-
-/** Lines of orders [from, to) of a part. */
-export const linesOf = (lines: PartLines, from: number, to: number): number =>
-  (lines.lineStart[to] as number) - (lines.lineStart[from] as number);
