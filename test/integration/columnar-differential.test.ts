@@ -4,7 +4,11 @@
 // first orders, replaced orders, anonymous orders, amounts whose averages end on half cents, empty
 // periods, several stores and countries (missing, empty), statuses that sort differently by code
 // point than by UTF-16 unit, and a second organization with the same customers that must never leak;
-// with section 14's filters (F1), granularities (G2) and offsets (O1) on a share of the plans.
+// with section 14's filters (F1), granularities (G2) and offsets (O1) on a share of the plans; and
+// section 15: orders with and without lines (renamed and unnamed products, variants, SKUs, several
+// categories, none, or the literal `Unknown`, discounts, partial refunds), line dimensions and
+// metrics at both grains (L4's rule: only the metrics it allows at line grain), line filters (L6),
+// `sort` (L7) and PC1 with line dimensions.
 // Then: never stale (X1), memory budget and eviction.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +17,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
-import { DIMENSIONS, METRICS, type Deduction, type DimensionId, type MetricId } from '../../src/catalog.js';
+import {
+  atLineGrain,
+  DIMENSIONS,
+  METRICS,
+  type Deduction,
+  type DimensionId,
+  type MetricId,
+} from '../../src/catalog.js';
 import {
   createOrganization,
   findOrganization,
@@ -63,7 +74,48 @@ const SPECIAL_DAYS = [
 const FIRST_DAY = '2024-11-01';
 const LAST_DAY = '2026-03-31';
 
-type Order = Record<string, string | number>;
+type Order = Record<string, unknown>;
+
+// Section 15: products whose names, variants and SKUs sort differently by code point than by UTF-16
+// unit, one without id, one named `Unknown`; categories with the literal `Unknown` among them.
+const PRODUCTS = [
+  { id: 'p1', name: 'T-shirt', variants: ['Bleu / M', 'Rouge / L', ''], skus: ['TS-B', 'TS-R', ''] },
+  { id: 'p2', name: 'Zeta', variants: [], skus: ['Z'] },
+  { id: undefined, name: '\uFFFDodd', variants: ['𝒮mall'], skus: [] },
+  { id: 'p4', name: '𝒮ac', variants: ['\uFFFDx', 'Zeta'], skus: ['𝒮-1', '\uFFFD-1'] },
+  { id: 'p5', name: 'Unknown', variants: [], skus: ['U'] },
+];
+const CATEGORIES = ['Bio', 'Maison', 'Été', 'Unknown', '𝒮tyle', 'Zèbre'];
+
+/** L1: an order's lines (a fifth of the orders have none), amounts in whole cents. */
+function orderLines(random: () => number, id: string): object | undefined {
+  if (random() < 0.2) return undefined;
+  const pick = <T>(items: readonly T[]): T | undefined =>
+    items.length === 0 ? undefined : items[Math.floor(random() * items.length)];
+  return Array.from({ length: 1 + Math.floor(random() * 4) }, (_, k) => {
+    const product = pick(PRODUCTS)!;
+    const quantity = 1 + Math.floor(random() * 4);
+    const subtotal = Math.floor(random() * 20_000);
+    const discount = random() < 0.3 ? Math.floor(random() * subtotal) : 0;
+    const refunded = random() < 0.2 ? 1 + Math.floor(random() * quantity) : 0;
+    const categories = [
+      ...new Set(Array.from({ length: Math.floor(random() * 3) }, () => pick(CATEGORIES)!)),
+    ];
+    return {
+      line_id: `${id}-${k}`,
+      ...(product.id ? { product_id: product.id } : {}),
+      product_name: product.name,
+      ...(product.variants.length > 0 ? { variant_name: pick(product.variants), variant_id: `${k}` } : {}),
+      ...(product.skus.length > 0 ? { sku: pick(product.skus) } : {}),
+      ...(categories.length > 0 || random() < 0.5 ? { categories } : {}),
+      quantity,
+      subtotal: (subtotal / 100).toFixed(2),
+      discount: (discount / 100).toFixed(2),
+      refunded_quantity: refunded,
+      refunded_amount: refunded > 0 ? (Math.floor(random() * (subtotal - discount)) / 100).toFixed(2) : '0',
+    };
+  });
+}
 
 function money(random: () => number, max: number): string {
   return (Math.floor(random() * max * 100) / 100).toFixed(2);
@@ -78,7 +130,9 @@ function order(random: () => number, id: string, createdAt: string, customers: n
   const c = Math.floor(random() * customers);
   const country = COUNTRIES[Math.floor(random() * COUNTRIES.length)];
   const roll = random();
+  const lines = orderLines(random, id);
   return {
+    ...(lines ? { lines } : {}),
     store: STORES[Math.floor(random() * STORES.length)] as string,
     id,
     created_at: createdAt,
@@ -142,15 +196,25 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
   return fc
     .record({
       organizationId: fc.constantFrom(...organizationIds),
-      dimensions: fc.shuffledSubarray(
-        // The columnar engine computes order-grain plans; line plans (section 15) are SQL's on both
-        // engines and are checked against the oracle (oracle-lines.test.ts).
-        DIMENSIONS.filter((d) => d.grain === 'order').map((d) => d.id as DimensionId),
-        { minLength: 0, maxLength: 5 },
+      // Order and line dimensions and metrics (section 15); at line grain, L4's metrics only.
+      dimensions: fc.oneof(
+        fc.shuffledSubarray(
+          DIMENSIONS.filter((d) => d.grain === 'order').map((d) => d.id as DimensionId),
+          { minLength: 0, maxLength: 5 },
+        ),
+        fc.shuffledSubarray(
+          DIMENSIONS.map((d) => d.id as DimensionId),
+          { minLength: 0, maxLength: 4 },
+        ),
       ),
       metrics: fc.shuffledSubarray(
-        METRICS.filter((m) => m.grain === 'order').map((m) => m.id as MetricId),
+        METRICS.map((m) => m.id as MetricId),
         { minLength: 1 },
+      ),
+      // L7: keys among the requested ids (picked by index), each ascending or descending.
+      sort: fc.oneof(
+        fc.constant<[number, boolean][]>([]),
+        fc.array(fc.tuple(fc.nat(), fc.boolean()), { minLength: 1, maxLength: 3 }),
       ),
       first: day,
       length: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 729 })),
@@ -166,6 +230,12 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
             country: fc.subarray(['FR', 'DE', 'US', 'us', 'Unknown', 'XX'], { minLength: 1 }),
             customer_type: fc.subarray(['new', 'returning', 'anonymous', 'New'], { minLength: 1 }),
             status: fc.subarray([...STATUSES, 'cancelled'], { minLength: 1 }),
+            // L6: line filters, `Unknown` and absent values included.
+            product: fc.subarray([...PRODUCTS.map((p) => p.name), 'Absent'], { minLength: 1 }),
+            product_id: fc.subarray(['p1', 'p4', 'Unknown', 'Absent'], { minLength: 1 }),
+            variant: fc.subarray(['Bleu / M', '𝒮mall', 'Zeta', 'Unknown'], { minLength: 1 }),
+            sku: fc.subarray(['TS-B', '𝒮-1', '\uFFFD-1', 'Unknown'], { minLength: 1 }),
+            category: fc.subarray([...CATEGORIES, 'Absent'], { minLength: 1 }),
           },
           { requiredKeys: [] },
         ),
@@ -173,11 +243,20 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
       granularity: fc.constantFrom(...GRANULARITIES),
       offset: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 3000 })),
     })
-    .map((r) =>
-      planReport(
+    .map((r) => {
+      // L4: at line grain the metrics it refuses are left out (the parse step refuses them).
+      const lineGrain = r.dimensions.some((id) => DIMENSIONS.find((d) => d.id === id)?.grain === 'line');
+      const allowed = r.metrics.filter((id) => !lineGrain || atLineGrain(id).kind !== 'refused');
+      const metrics = allowed.length > 0 ? allowed : (['orders'] as MetricId[]);
+      const requested = [...r.dimensions, ...metrics];
+      const sort = [
+        ...new Map(r.sort.map(([n, descending]) => [requested[n % requested.length]!, descending])),
+      ];
+      return planReport(
         {
           dimensions: r.dimensions,
-          metrics: r.metrics,
+          metrics,
+          ...(sort.length > 0 ? { sort: sort.map(([id, descending]) => ({ id, descending })) } : {}),
           from: r.first,
           to: addDays(r.first, r.length),
           timezone: r.timezone,
@@ -187,8 +266,8 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
           offset: r.offset,
         },
         { id: r.organizationId, settings: { excludedStatuses, deductions: r.deductions } },
-      ),
-    );
+      );
+    });
 }
 
 /** PC1: a plan with a comparison period (previous period, previous year, or custom of any length). */
@@ -259,6 +338,13 @@ describe('columnar engine against the SQL engine', () => {
     await importOrderRecords(database.db, a, replacements(ordersA, SEED + 1));
     // B: the same customers (same e-mails, so the same customer hashes), other orders.
     await importOrderRecords(database.db, b, edgeOrders(SEED + 2, 'b', 60).slice(0, 900));
+    // Section 15: the generated lines were imported (none refused).
+    const [lines] = await database.db.query<{ n: number; orders: number }>(
+      `SELECT count(*)::integer AS n, count(DISTINCT external_id)::integer AS orders FROM order_lines
+       WHERE organization_id = $1`,
+      [a],
+    );
+    assert.ok(lines && lines.n > 4000 && lines.orders < ordersA.length, JSON.stringify(lines));
   });
   after(async () => database?.cleanup());
 
@@ -402,6 +488,31 @@ describe('columnar engine against the SQL engine', () => {
           .map((o) => ({ ...o, refund_total: '1.00', refund_tax: '0' }));
         await importOrderRecords(database.db, c, some);
       },
+      // Section 15 (I2): re-imported orders whose lines are replaced wholly, or gone.
+      lines: async () => {
+        const some = stored
+          .filter(() => random() < 0.03)
+          .map(({ lines: _lines, ...o }) => {
+            const lines = random() < 0.3 ? undefined : orderLines(random, `${String(o.id)}x`);
+            return lines ? { ...o, lines } : o;
+          });
+        await importOrderRecords(database.db, c, some);
+      },
+      // A refunded line: its first line refunded whole, the rest unchanged.
+      lineRefunds: async () => {
+        type Line = { quantity: number; subtotal: string; discount: string };
+        const some = stored
+          .filter((o) => Array.isArray(o.lines) && random() < 0.03)
+          .map((o) => ({
+            ...o,
+            lines: (o.lines as Line[]).map((l, k) => {
+              const cents = (x: string) => Math.round(Number(x) * 100);
+              const left = (cents(l.subtotal) - cents(l.discount)) / 100;
+              return k > 0 ? l : { ...l, refunded_quantity: l.quantity, refunded_amount: left.toFixed(2) };
+            }),
+          }));
+        await importOrderRecords(database.db, c, some);
+      },
       statuses: async () => {
         const some = stored.filter(() => random() < 0.02).map((o) => ({ ...o, status: pick(STATUSES) }));
         await importOrderRecords(database.db, c, some);
@@ -486,6 +597,20 @@ describe('columnar engine against the SQL engine', () => {
           },
           { id, settings: { excludedStatuses: ['pending'], deductions: ['refunds'] } },
         );
+      const linePlan = (id: string) =>
+        planReport(
+          {
+            dimensions: ['product', 'category'],
+            metrics: ['orders', 'unique_customers', 'units_sold', 'product_refunds', 'product_net_sales'],
+            from: '2024-10-01',
+            to: '2026-03-31',
+            timezone: 'UTC',
+            limit: 1000,
+            ...NO_EXTENSIONS,
+            sort: [{ id: 'product_net_sales', descending: true }],
+          },
+          { id, settings: { excludedStatuses: ['pending'], deductions: ['refunds'] } },
+        );
       const start = async (): Promise<[ColumnarReportEngine, SnapshotEvent[]]> => {
         const seen: SnapshotEvent[] = [];
         const engine = new ColumnarReportEngine(database.db, counting(), {
@@ -517,6 +642,8 @@ describe('columnar engine against the SQL engine', () => {
       fallbacks = [];
       const [second, secondEvents] = await start();
       assert.deepStrictEqual(await second.run(plan(b)), await sql.run(plan(b)));
+      // Section 15: the lines were saved and read back with the orders.
+      assert.deepStrictEqual(await second.run(linePlan(b)), await sql.run(linePlan(b)));
       assert.deepEqual(
         secondEvents.map((e) => e.event),
         ['loaded', 'updated'],

@@ -2,7 +2,7 @@
 // generated orders with lines (variants, renamed products, multi-category and uncategorized lines,
 // discounts, partial refunds, orders without lines, excluded orders, re-imported orders whose lines
 // are replaced), then random queries at line and order grain with line filters, F1 filters, `sort`,
-// G2, O1, limits, PC1 and CSV, on the columnar engine (which hands them to SQL) and on the SQL
+// G2, O1, limits, PC1 and CSV, on the columnar engine (from its snapshot of the lines) and on the SQL
 // engine alone. Deterministic: ORACLE_SEED=<n> replays another seed.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

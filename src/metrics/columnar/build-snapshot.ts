@@ -15,6 +15,7 @@
 import type { Database } from '../../db/database.js';
 import type { BuildProgress } from './build-progress.js';
 import { BinaryCopyRows } from './copy-binary.js';
+import { LINES_JOIN } from './line-columns.js';
 import { LiveSnapshot } from './live-snapshot.js';
 import {
   AmountOutOfRange,
@@ -57,7 +58,7 @@ function copyOrders(organizationId: bigint, pages?: Pages): string {
   const range = !pages
     ? ''
     : ` AND o.ctid >= ${tid(pages[0])}${pages[1] === undefined ? '' : ` AND o.ctid < ${tid(pages[1])}`}`;
-  return `COPY (SELECT ${ORDER_FIELDS} FROM orders o WHERE o.organization_id = ${organizationId}${range}) TO STDOUT (FORMAT binary)`;
+  return `COPY (SELECT ${ORDER_FIELDS} FROM orders o ${LINES_JOIN} WHERE o.organization_id = ${organizationId}${range}) TO STDOUT (FORMAT binary)`;
 }
 
 /**

@@ -4,29 +4,11 @@
 // code its orders have (a value without orders adds no row).
 import { ByteCodes, HexTextCodes } from './byte-codes.js';
 import { Dictionary } from './exact.js';
+import { TextCodes } from './text-codes.js';
+import { LineCodes } from './line-codes.js';
+
+export { TextCodes };
 import type { Attributes } from './snapshot.js';
-
-/** A text column coded through its bytes: the Dictionary sees each distinct value once. */
-export class TextCodes {
-  private readonly bytes = new ByteCodes();
-  private readonly codes: number[] = [];
-  readonly dictionary = new Dictionary();
-
-  code(data: Uint8Array, start: number, length: number): number {
-    const key = this.bytes.code(data, start, length);
-    let code = this.codes[key];
-    if (code === undefined) {
-      code = this.dictionary.code(Buffer.from(data.buffer, data.byteOffset + start, length).toString('utf8'));
-      this.codes[key] = code;
-    }
-    return code;
-  }
-
-  codeText(value: string): number {
-    const bytes = Buffer.from(value, 'utf8');
-    return this.code(bytes, 0, bytes.length);
-  }
-}
 
 /** Codes below 2^26 (orders, hence values, stay far below): pair and triple keys are exact. */
 const RADIX = 1 << 26;
@@ -77,6 +59,8 @@ export class OrganizationCodes {
   readonly statuses = new TextCodes();
   readonly countries = new TextCodes();
   readonly attributes = new AttributeCodes();
+  /** Section 15: the order lines' texts and their combinations. */
+  readonly lines = new LineCodes();
   constructor(
     /** Customer keys (U1 hashes), packed. */
     readonly customers = new HexTextCodes(),

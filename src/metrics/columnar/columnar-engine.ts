@@ -167,13 +167,6 @@ async function within(promise: Promise<boolean>, ms: number): Promise<boolean> {
   }
 }
 
-/**
- * Section 15: the snapshot holds no order lines yet, and its rows come out in T3's order only, so a
- * plan that reads lines (L2–L6) or sorts them otherwise (L7) is answered by the SQL engine: the
- * same answer on both engines (L10) until the snapshot learns lines.
- */
-export const answersWithLines = (plan: ReportPlan): boolean => plan.readsLines || plan.sort.length > 0;
-
 export class ColumnarReportEngine implements ReportEngine {
   /** Map order is recency order: the first entry is the least recently used. */
   private readonly entries = new Map<string, Entry>();
@@ -211,7 +204,6 @@ export class ColumnarReportEngine implements ReportEngine {
    * 503 SNAPSHOT_BUILDING at once (its SQL cancelled), never the statement timeout's 30 s.
    */
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
-    if (answersWithLines(plan)) return this.fallback.run(plan, signal);
     const budgetMs = this.options.buildingSqlBudgetMs ?? 0;
     if (budgetMs <= 0) return this.answer(plan, signal);
     const limit = new AbortController();

@@ -12,6 +12,7 @@ import type { ReportRow, ReportRows } from '../engine.js';
 import type { DayBuckets } from './day-buckets.js';
 import { aggregate, EXECUTION_PATHS, slotMetric, type Aggregate, type ExecutionPaths } from './execute.js';
 import type { Snapshot } from './snapshot.js';
+import { sortedOrder } from './sort-rows.js';
 import { TimeSlices } from '../../limits/time-slice.js';
 
 /** A period's buckets: the first day of the one holding its first instant, and how many there are. */
@@ -150,6 +151,7 @@ async function merged(
   values: (mainSlot: number, previousSlot: number) => Values,
   slices: TimeSlices,
 ): Promise<ReportRows> {
+  if (plan.sort.length > 0) return sortedMerge(plan, main, moved, frames, values, slices);
   const rows: ReportRow[] = [];
   const end = plan.offset + plan.limit;
   let [m, p, n] = [0, 0, 0];
@@ -169,6 +171,47 @@ async function merged(
     n++;
   }
   return { rows, truncated: false };
+}
+
+/**
+ * L7 with PC1: every matched row's key and slots (in key order, T3), then `sort`'s order on the
+ * main period's values, then O1 and T6 (src/query/compile-compared.ts sorts the matched rows so).
+ */
+async function sortedMerge(
+  plan: ReportPlan,
+  main: Aggregate,
+  moved: { readonly keys: readonly number[]; readonly slots: readonly number[] },
+  frames: { readonly main: Frame; readonly previous: Frame } | undefined,
+  values: (mainSlot: number, previousSlot: number) => Values,
+  slices: TimeSlices,
+): Promise<ReportRows> {
+  const matched: { key: number; mainSlot: number; previousSlot: number }[] = [];
+  let [m, p] = [0, 0];
+  while (m < main.keys.length || p < moved.keys.length) {
+    const mainKey = m < main.keys.length ? (main.keys[m] as number) : Infinity;
+    const previousKey = p < moved.keys.length ? (moved.keys[p] as number) : Infinity;
+    const key = Math.min(mainKey, previousKey);
+    matched.push({
+      key,
+      mainSlot: mainKey === key ? (main.slots[m++] as number) : -1,
+      previousSlot: previousKey === key ? (moved.slots[p++] as number) : -1,
+    });
+  }
+  const order = await sortedOrder(plan, main.weights.dimensions, matched.length, {
+    key: (n) => (matched[n] as { key: number }).key,
+    metric: (n, id) => slotMetric(main.sums, (matched[n] as { mainSlot: number }).mainSlot, id),
+    slices,
+  });
+  const end = Math.min(matched.length, plan.offset + plan.limit);
+  const rows: ReportRow[] = [];
+  for (let k = plan.offset; k < end; k++) {
+    if (slices.due()) await slices.next();
+    const { key, mainSlot, previousSlot } = matched[
+      order ? (order[k] as number) : k
+    ] as (typeof matched)[number];
+    rows.push(rowOf(plan, main, key, frames, values(mainSlot, previousSlot)));
+  }
+  return { rows, truncated: matched.length > end };
 }
 
 function rowOf(

@@ -9,6 +9,7 @@
 import type { Database, Queryable } from '../../db/database.js';
 import { anonymousKey } from './codes.js';
 import type { Delta } from './live-snapshot.js';
+import { LINES_JSON, type LineValues } from './line-columns.js';
 import type { OrderValues } from './order-columns.js';
 
 /** A delta too large to be worth applying, or that says everything changed: rebuild. */
@@ -34,7 +35,7 @@ const VALUES = `o.customer, floor(extract(epoch FROM o.created_at))::text AS sec
   o.status, coalesce(o.billing_country, 'Unknown') AS country, o.items,
   (o.total * 100)::text AS c0, (o.tax_total * 100)::text AS c1, (o.shipping_total * 100)::text AS c2,
   (o.fee_total * 100)::text AS c3, (o.refund_total * 100)::text AS c4, (o.refund_tax * 100)::text AS c5,
-  (o.refund_shipping * 100)::text AS c6, o.external_id`;
+  (o.refund_shipping * 100)::text AS c6, o.external_id, ${LINES_JSON}`;
 
 type ValueRow = {
   customer: string | null;
@@ -51,6 +52,8 @@ type ValueRow = {
   c5: string;
   c6: string;
   external_id: string;
+  /** Section 15: the order's lines as JSON text (null: none). */
+  lines: string | null;
 };
 
 function orderValues(row: ValueRow): OrderValues {
@@ -64,6 +67,7 @@ function orderValues(row: ValueRow): OrderValues {
     items: Number(row.items),
     cents: [row.c0, row.c1, row.c2, row.c3, row.c4, row.c5, row.c6].map(Number),
     key: row.customer === null ? anonymousKey(storeId, row.external_id) : null,
+    lines: row.lines === null ? [] : (JSON.parse(row.lines) as LineValues[]),
   };
 }
 

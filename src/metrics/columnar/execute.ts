@@ -14,8 +14,29 @@ import { bucketStart, dayStartMs } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportRow, ReportRows } from '../engine.js';
 import { DAY_UNITS, type DayBuckets } from './day-buckets.js';
-import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero, type Dictionary } from './exact.js';
+import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero } from './exact.js';
+import { kept } from './kept.js';
+import {
+  GROSS,
+  ITEMS,
+  LAST_CUSTOMER,
+  NET,
+  NEW_CUSTOMERS,
+  ORDERS,
+  PRODUCT_DISCOUNTS,
+  PRODUCT_GROSS,
+  PRODUCT_REFUNDS,
+  RETURNING_CUSTOMERS,
+  SHIPPING,
+  SLOT,
+  TAXES,
+  UNIQUE,
+  UNITS_REFUNDED,
+  UNITS_SOLD,
+} from './slot-layout.js';
+import { aggregateLines, lineValues, lineWeights, type LineWeights } from './line-scan.js';
 import type { Part, Snapshot } from './snapshot.js';
+import { sortedOrder } from './sort-rows.js';
 
 /** How a plan is executed; a test narrows them to run every path on small data. */
 export interface ExecutionPaths {
@@ -41,21 +62,6 @@ const CUSTOMER_METRICS: ReadonlySet<MetricId> = new Set([
   'new_customers',
   'returning_customers',
 ]);
-
-// A slot's sums, at slot × SLOT + one of these; exact integer cents in doubles (below 2^53, which
-// the snapshot guarantees).
-const ORDERS = 0;
-const ITEMS = 1;
-const GROSS = 2;
-const NET = 3;
-const TAXES = 4;
-const SHIPPING = 5;
-const UNIQUE = 6;
-const NEW_CUSTOMERS = 7;
-const RETURNING_CUSTOMERS = 8;
-/** U4: the last customer counted in the slot, so that a customer counts once per row. */
-const LAST_CUSTOMER = 9;
-const SLOT = 10;
 
 export interface DimensionKey {
   readonly id: DimensionId;
@@ -90,8 +96,8 @@ function valuesOf(
       return snapshot.statuses.values;
     case 'customer_type':
       return CUSTOMER_TYPES;
-    default: // L2: line dimensions are answered by SQL (columnar-engine.ts's answersWithLines)
-      throw new RangeError(`dimension ${id} is not in the snapshot`);
+    default: // L2: the lines' texts as the SQL engine shows them (line-codes.ts)
+      return lineValues(id, snapshot.lineItems);
   }
 }
 
@@ -104,6 +110,8 @@ export interface KeyWeights {
   readonly country: Float64Array;
   readonly status: Float64Array;
   readonly customerType: Float64Array;
+  /** L2: code → weight of each line dimension, by its dictionary's codes (zeros when not requested). */
+  readonly line: LineWeights;
 }
 
 /** Key weights per dimension (zeros when not requested), or undefined when keys would pass 2^53. */
@@ -131,6 +139,7 @@ function keyWeights(
     country: weights('country', snapshot.countries.values.length),
     status: weights('status', snapshot.statuses.values.length),
     customerType: weights('customer_type', 3),
+    line: lineWeights(snapshot.lineItems, weights),
   };
 }
 
@@ -168,6 +177,7 @@ export async function aggregate(
   const weights = keyWeights(plan, snapshot, buckets);
   if (!weights || (plan.dimensions.includes('date') && !buckets)) return undefined;
   const scan = new ScanSettings(snapshot, plan, weights, buckets);
+  if (plan.readsLines) return aggregateLines(snapshot, plan, weights, scan, paths, slices); // section 15
   // Parts one after the other into the same sums: a customer's orders are all in one part, and
   // customer numbers run on from part to part (U4 tells customers apart by them).
   const each = async (pass: (part: Part, customers: number, p: number) => void): Promise<void> => {
@@ -234,7 +244,7 @@ function keysToSlots(keyOfs: readonly Float64Array[], space: number, tableKeys: 
 }
 
 /** What a plan counts and how it keys an order, computed once before the pass over the orders. */
-class ScanSettings {
+export class ScanSettings {
   readonly start: number;
   readonly end: number;
   /** Per attribute (store, status and country): its part of the key, or -1 when S1 or a filter (F1) leaves its orders out. */
@@ -421,16 +431,6 @@ function accumulate(
   }
 }
 
-/** 1 for each code of the dictionary a filter keeps (all of them without a filter). */
-function kept(dictionary: Dictionary, values: readonly string[] | undefined): Uint8Array {
-  const mask = new Uint8Array(dictionary.values.length).fill(values === undefined ? 1 : 0);
-  for (const value of values ?? []) {
-    const code = dictionary.find(value);
-    if (code !== undefined) mask[code] = 1;
-  }
-  return mask;
-}
-
 /**
  * The rows (T2) of the keys that occur, in key order, with their slots: `limit` of them after the
  * first `offset` (T6, O1); one totals row without dimensions (T5), which any offset skips.
@@ -450,8 +450,15 @@ async function shape(
   }
   const end = Math.min(keys.length, plan.offset + plan.limit); // O1, T6
   const rows: ReportRow[] = [];
-  for (let n = plan.offset; n < end; n++) {
+  // L7: `sort`'s order, then T3's (the keys' order); none: T3's alone.
+  const order = await sortedOrder(plan, dimensions, keys.length, {
+    key: (n) => keys[n] as number,
+    metric: (n, id) => slotMetric(sums, slots[n] as number, id),
+    slices,
+  });
+  for (let k = plan.offset; k < end; k++) {
     if (slices.due()) await slices.next();
+    const n = order ? (order[k] as number) : k;
     rows.push(row(plan, dimensions, sums, keys[n] as number, slots[n] as number));
   }
   return { rows, truncated: keys.length > end };
@@ -503,7 +510,18 @@ function metricValue(id: MetricId, value: (field: number) => number): number {
       return value(NEW_CUSTOMERS);
     case 'returning_customers':
       return value(RETURNING_CUSTOMERS);
-    default: // L3: line metrics are answered by SQL (columnar-engine.ts's answersWithLines)
-      throw new RangeError(`metric ${id} is not in the snapshot`);
+    // L3: sums of exact integers (units) and cents (M1), rounded once.
+    case 'units_sold':
+      return value(UNITS_SOLD);
+    case 'units_refunded':
+      return value(UNITS_REFUNDED);
+    case 'product_gross_sales':
+      return centsToAmount(value(PRODUCT_GROSS));
+    case 'product_discounts':
+      return centsToAmount(value(PRODUCT_DISCOUNTS));
+    case 'product_refunds':
+      return centsToAmount(value(PRODUCT_REFUNDS));
+    case 'product_net_sales':
+      return centsToAmount(value(PRODUCT_GROSS) - value(PRODUCT_DISCOUNTS) - value(PRODUCT_REFUNDS));
   }
 }

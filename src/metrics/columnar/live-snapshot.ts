@@ -4,6 +4,7 @@
 // Part objects where it changes validity flags, and a report that took the previous view goes on
 // reading the previous ones.
 import { anonymousKey, OrganizationCodes } from './codes.js';
+import { LinesFold } from './line-columns.js';
 import { AMOUNTS, nextTurn, OrderColumns, type OrderValues } from './order-columns.js';
 import { BYTES_PER_CUSTOMER, BYTES_PER_ORDER, freshPart, type Part, type Snapshot } from './snapshot.js';
 
@@ -87,6 +88,7 @@ export class LiveSnapshot {
       version: this.version,
       parts: [...this.parts],
       attributes: this.codes.attributes.attributes(),
+      lineItems: this.codes.lines.items(),
       stores: this.codes.stores,
       statuses: this.codes.statuses.dictionary,
       countries: this.codes.countries.dictionary,
@@ -200,14 +202,23 @@ export class LiveSnapshot {
     let runs = 0;
     let kept = 0;
     let anonymous = 0;
+    let lines = 0;
     for (const part of parts) {
+      const { lineStart } = part.lines;
       for (let r = 0; r < part.customerCount; r++) {
         if (part.retiredRuns?.[r] === 1) continue;
         runs++;
         kept += (part.runStart[r + 1] as number) - (part.runStart[r] as number);
+        lines +=
+          (lineStart[part.runStart[r + 1] as number] as number) -
+          (lineStart[part.runStart[r] as number] as number);
       }
       const from = part.runStart[part.customerCount] as number;
-      for (let k = from; k < part.orderCount; k++) if (part.retiredOrders?.[k - from] !== 1) anonymous++;
+      for (let k = from; k < part.orderCount; k++)
+        if (part.retiredOrders?.[k - from] !== 1) {
+          anonymous++;
+          lines += (lineStart[k + 1] as number) - (lineStart[k] as number);
+        }
     }
     const n = kept + anonymous;
     const seconds = new Float64Array(n);
@@ -215,6 +226,7 @@ export class LiveSnapshot {
     const runStart = new Int32Array(runs + 1);
     const runCustomer = new Int32Array(runs);
     const anonymousKeys = new Int32Array(anonymous);
+    const foldedLines = new LinesFold(n, lines);
     const ints = (part: Part): Int32Array[] => [
       part.attribute,
       part.items,
@@ -233,6 +245,7 @@ export class LiveSnapshot {
       const source = ints(part);
       for (let k = 0; k < source.length; k++)
         (columns[k] as Int32Array).set((source[k] as Int32Array).subarray(from, to), at);
+      foldedLines.copy(part.lines, from, to, at);
       at += to - from;
     };
     // Valid runs (and anonymous orders) next to each other are copied as one range.
@@ -304,6 +317,7 @@ export class LiveSnapshot {
       customerCount: runs,
       runCustomer,
       anonymousKey: anonymousKeys,
+      lines: foldedLines.done(),
     });
     if (scope === 'all') {
       this.customerPart.fill(-1);

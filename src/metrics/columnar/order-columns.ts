@@ -6,6 +6,7 @@
 // few rows come as values (pushValues) into a part of their own.
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
 import type { OrganizationCodes } from './codes.js';
+import { LINE_FIELDS, LINE_FIELD_COUNT, LineColumns, type LineValues } from './line-columns.js';
 import { freshPart, type Part } from './snapshot.js';
 
 /**
@@ -15,8 +16,10 @@ import { freshPart, type Part } from './snapshot.js';
  */
 export const ORDER_FIELDS = `o.customer, o.created_at, o.store_id, o.status, coalesce(o.billing_country, 'Unknown'),
   o.items, o.total, o.tax_total, o.shipping_total, o.fee_total, o.refund_total, o.refund_tax, o.refund_shipping,
-  CASE WHEN o.customer IS NULL THEN o.external_id END`;
-export const FIELD_COUNT = 14;
+  CASE WHEN o.customer IS NULL THEN o.external_id END, ${LINE_FIELDS}`;
+/** The order's own fields, then its lines' (section 15, line-columns.ts). */
+const FIRST_LINE_FIELD = 14;
+export const FIELD_COUNT = FIRST_LINE_FIELD + LINE_FIELD_COUNT;
 const CUSTOMER = 0;
 const CREATED_AT = 1;
 const STORE = 2;
@@ -53,6 +56,8 @@ export interface OrderValues {
   readonly cents: readonly number[];
   /** The anonymous order's key (anonymousKey), null for a customer's order. */
   readonly key: Buffer | null;
+  /** Section 15: its lines (none when absent). */
+  readonly lines?: readonly LineValues[];
 }
 
 export class OrderColumns {
@@ -73,6 +78,8 @@ export class OrderColumns {
   private readonly keyBytes = Buffer.alloc(256);
   /** Sum of |cents| over every amount: while under 2^53, every report sum is exact. */
   absoluteCents = 0;
+  /** Section 15: the orders' lines, in the order the orders are pushed. */
+  private readonly lines: LineColumns;
 
   constructor(
     capacity: number,
@@ -87,6 +94,7 @@ export class OrderColumns {
     this.money = Array.from({ length: AMOUNTS }, () => new Int32Array(capacity));
     this.customer = new Int32Array(capacity);
     this.anonymous = new Int32Array(capacity);
+    this.lines = new LineColumns(capacity, codes.lines, (cents) => this.checked(cents));
     // The first part of an organization sees its customers first: their codes are dense already.
     this.locals = codes.customers.size === 0 ? undefined : new Map();
   }
@@ -145,12 +153,18 @@ export class OrderColumns {
       const cents = numericCents(data, starts[FIRST_AMOUNT + m] as number);
       this.cents(m, i, cents);
     }
+    this.lines.pushCopied(i, data, starts, lengths, FIRST_LINE_FIELD);
   }
 
   private cents(m: number, i: number, cents: number): void {
+    (this.money[m] as Int32Array)[i] = this.checked(cents);
+  }
+
+  /** Whole cents within int32, counted into absoluteCents; else AmountOutOfRange. */
+  private checked(cents: number): number {
     if (!(cents >= INT32_MIN && cents <= INT32_MAX)) throw new AmountOutOfRange();
-    (this.money[m] as Int32Array)[i] = cents;
     this.absoluteCents += Math.abs(cents);
+    return cents;
   }
 
   /** One order given as values (a delta's). */
@@ -172,6 +186,7 @@ export class OrderColumns {
     this.country[i] = this.codes.countries.codeText(order.country);
     this.items[i] = order.items;
     for (let m = 0; m < AMOUNTS; m++) this.cents(m, i, order.cents[m] as number);
+    this.lines.pushValues(i, order.lines ?? []);
   }
 
   /**
@@ -211,6 +226,8 @@ export class OrderColumns {
     const source = this.store; // free since the attributes were combined
     for (let i = 0; i < n; i++) source[place[i] as number] = i;
     await sortRuns(source, runStart, customerCount, this.seconds);
+    const lines = this.lines.placed(source, n);
+    await nextTurn();
     let spare: Int32Array = place;
     const gather = async (from: Int32Array): Promise<Int32Array> => {
       const to = spare;
@@ -251,6 +268,7 @@ export class OrderColumns {
         customerCount,
         runCustomer,
         anonymousKey,
+        lines,
       },
       this.seconds.length,
     );

@@ -26,8 +26,11 @@ import { freshPart, type Part } from './snapshot.js';
 import { markName, markOf, ownMark, removeLeftoversOfDeadProcesses } from '../../db/process-identity.js';
 
 const MAGIC = Buffer.from('SMSNAP\u0000\u0002', 'latin1');
-/** 2: CRC-32 instead of SHA-256 (a file of format 1 is ignored, and the snapshot built again). */
-export const SNAPSHOT_FORMAT = 2;
+/**
+ * 2: CRC-32 instead of SHA-256; 3: order lines (section 15). A file of an older format is ignored,
+ * and the snapshot built again.
+ */
+export const SNAPSHOT_FORMAT = 3;
 const DIGEST_BYTES = 4;
 /** Bytes checksummed per turn of the event loop. */
 const CHECK_SLICE = 32 << 20;
@@ -87,8 +90,31 @@ interface Header {
   readonly customers: { readonly size: number; readonly used: number; readonly blocks: number };
   readonly anonymous: { readonly size: number; readonly used: number; readonly blocks: number };
   readonly customerCount: number;
+  /** Section 15: the line texts' dictionaries, in code order. */
+  readonly lineTexts: LineTexts;
   readonly arrays: readonly (readonly [name: string, kind: Kind, length: number])[];
 }
+
+interface LineTexts {
+  readonly products: readonly string[];
+  readonly productIds: readonly string[];
+  readonly variants: readonly string[];
+  readonly skus: readonly string[];
+  readonly categorySets: readonly string[];
+}
+
+/** The part's line columns (names without a dot: they are read with the columns). */
+const lineArrays = (part: Part): [string, Typed][] => [
+  ['lineStart', part.lines.lineStart],
+  ['lineItem', part.lines.item],
+  ['lineQuantity', part.lines.quantity],
+  ['lineRefundedQuantity', part.lines.refundedQuantity],
+  ['lineSubtotal', part.lines.subtotal],
+  ['lineDiscount', part.lines.discount],
+  ['lineRefundedAmount', part.lines.refundedAmount],
+];
+
+const ITEM_FIELDS = ['product', 'productId', 'variant', 'sku', 'categorySet'] as const;
 
 /** Who the organization is in which database: a file of another one is foreign. */
 export async function identityOf(db: SnapshotSource, organizationId: string): Promise<string | undefined> {
@@ -118,6 +144,7 @@ function arraysOf(live: LiveSnapshot, part: Part): [string, Typed][] {
     [`${name}.slots`, state.slots.slice()],
   ];
   const attributes = live.codes.attributes.attributes();
+  const items = live.codes.lines.items();
   return [
     ['seconds', part.seconds],
     ['attribute', part.attribute],
@@ -132,11 +159,13 @@ function arraysOf(live: LiveSnapshot, part: Part): [string, Typed][] {
     ['runStart', part.runStart],
     ['runCustomer', part.runCustomer],
     ['anonymousKey', part.anonymousKey],
+    ...lineArrays(part),
     ['attributes.store', attributes.store],
     ['attributes.status', attributes.status],
     ['attributes.country', attributes.country],
     ...codes('customers', live.codes.customers.state()),
     ...codes('anonymous', live.codes.anonymous.state()),
+    ...ITEM_FIELDS.map((field): [string, Typed] => [`lineItems.${field}`, items[field]]),
   ];
 }
 
@@ -177,6 +206,13 @@ export async function saveSnapshot(
     customers: state(live.codes.customers.state()),
     anonymous: state(live.codes.anonymous.state()),
     customerCount: part.customerCount,
+    lineTexts: {
+      products: live.codes.lines.products.dictionary.values,
+      productIds: live.codes.lines.productIds.dictionary.values,
+      variants: live.codes.lines.variants.dictionary.values,
+      skus: live.codes.lines.skus.dictionary.values,
+      categorySets: live.codes.lines.categorySets.dictionary.values,
+    },
     arrays: arrays.map(([name, array]) => [name, kindOf(array), array.length] as const),
   };
   const json = Buffer.from(JSON.stringify(header), 'utf8');
@@ -369,6 +405,38 @@ function restored(data: FileBytes, header: Header): LiveSnapshot | undefined {
   );
   for (let a = 0; a < (store?.length ?? 0); a++)
     codes.attributes.code(store![a] as number, status![a] as number, country![a] as number);
+  const texts = header.lineTexts;
+  const lineCodes = codes.lines;
+  for (const value of texts.products) lineCodes.products.codeText(value);
+  for (const value of texts.productIds) lineCodes.productIds.codeText(value);
+  for (const value of texts.variants) lineCodes.variants.codeText(value);
+  for (const value of texts.skus) lineCodes.skus.codeText(value);
+  for (const value of texts.categorySets) {
+    const bytes = Buffer.from(value, 'utf8');
+    lineCodes.categorySet(bytes, 0, bytes.length);
+  }
+  const [product, productId, variant, sku, categorySet] = ITEM_FIELDS.map((field) =>
+    get<Int32Array>(`lineItems.${field}`),
+  ) as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
+  const sizes = [texts.products, texts.productIds, texts.variants, texts.skus, texts.categorySets].map(
+    (t) => t.length,
+  );
+  for (let k = 0; k < product.length; k++) {
+    const item = [product[k], productId[k], variant[k], sku[k], categorySet[k]] as number[];
+    if (item.some((code, f) => !(code >= 0 && code < (sizes[f] as number)))) return undefined;
+    lineCodes.item(...(item as [number, number, number, number, number]));
+  }
+  const lineStart = get<Int32Array>('lineStart');
+  const lines = {
+    count: lineStart[lineStart.length - 1] ?? 0,
+    lineStart,
+    item: get<Int32Array>('lineItem'),
+    quantity: get<Int32Array>('lineQuantity'),
+    refundedQuantity: get<Int32Array>('lineRefundedQuantity'),
+    subtotal: get<Int32Array>('lineSubtotal'),
+    discount: get<Int32Array>('lineDiscount'),
+    refundedAmount: get<Int32Array>('lineRefundedAmount'),
+  };
   const seconds = get<Float64Array>('seconds');
   const runStart = get<Int32Array>('runStart');
   const anonymousKey = get<Int32Array>('anonymousKey');
@@ -388,9 +456,11 @@ function restored(data: FileBytes, header: Header): LiveSnapshot | undefined {
     customerCount: header.customerCount,
     runCustomer: get('runCustomer'),
     anonymousKey,
+    lines,
   });
   if (!consistent(part, codes.attributes.attributes().count, codes.customers.size, codes.anonymous.size))
     return undefined;
+  if (!consistentLines(part, product.length)) return undefined;
   const live = new LiveSnapshot(header.organizationId, codes);
   live.version = header.version;
   live.databaseSnapshot = header.databaseSnapshot;
@@ -408,6 +478,19 @@ export function arrayAt(data: Buffer, at: number, Kind: TypedClass, length: numb
   const array = new Kind(length);
   new Uint8Array(array.buffer).set(data.subarray(at, at + length * Kind.BYTES_PER_ELEMENT));
   return array;
+}
+
+/** Section 15: each order's lines within the line columns, each line's item among the items. */
+function consistentLines(part: Part, items: number): boolean {
+  const { lineStart, count } = part.lines;
+  if (lineStart.length !== part.orderCount + 1 || lineStart[0] !== 0) return false;
+  for (let i = 0; i < part.orderCount; i++)
+    if ((lineStart[i + 1] as number) < (lineStart[i] as number)) return false;
+  const columns = [part.lines.item, part.lines.quantity, part.lines.refundedQuantity];
+  const amounts = [part.lines.subtotal, part.lines.discount, part.lines.refundedAmount];
+  if ([...columns, ...amounts].some((c) => c.length !== count)) return false;
+  for (const item of part.lines.item) if (item < 0 || item >= items) return false;
+  return true;
 }
 
 /** Every index within its array: a file that passed its checksum is still not trusted blindly. */

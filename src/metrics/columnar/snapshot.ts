@@ -17,6 +17,8 @@
 // with (UTC midnights for T1, local midnights, first orders) is a whole second, and
 // floor(t) < B ⇔ t < B for a whole B.
 import type { Dictionary } from './exact.js';
+import type { LineItems } from './line-codes.js';
+import { BYTES_PER_LINE, type PartLines } from './line-columns.js';
 
 export interface Part {
   readonly orderCount: number;
@@ -44,6 +46,8 @@ export interface Part {
   readonly runCustomer: Int32Array;
   /** Each anonymous order's key (store and external id), as a code of the live snapshot's. */
   readonly anonymousKey: Int32Array;
+  /** Section 15: each order's lines, after it in the part's order. */
+  readonly lines: PartLines;
   readonly bytes: number;
 }
 
@@ -57,6 +61,8 @@ export interface Snapshot {
   readonly stores: Dictionary;
   readonly statuses: Dictionary;
   readonly countries: Dictionary;
+  /** Section 15: the lines' products, variants, SKUs and categories, combined as items. */
+  readonly lineItems: LineItems;
   readonly bytes: number;
 }
 
@@ -102,6 +108,12 @@ export function freshPart(c: PartColumns, allocated: number = c.orderCount): Par
     retiredOrders: undefined,
     runCustomer: c.runCustomer,
     anonymousKey: c.anonymousKey,
-    bytes: allocated * (BYTES_PER_ORDER - 4) + c.runStart.length * 8 + c.anonymousKey.length * 4,
+    lines: c.lines,
+    bytes:
+      allocated * (BYTES_PER_ORDER - 4) +
+      c.runStart.length * 8 +
+      c.anonymousKey.length * 4 +
+      c.lines.lineStart.length * 4 +
+      c.lines.count * BYTES_PER_LINE,
   };
 }
