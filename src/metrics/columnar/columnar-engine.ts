@@ -140,6 +140,14 @@ const SAVE_EVERY_MS = 10 * 60 * 1000;
  */
 const LOAD_WAIT_MS = 15_000;
 
+/**
+ * Issue 28: the first key of the advisory lock an instance holds while it builds and saves an
+ * organization's snapshot (the second is the organization's id), and how often the others look
+ * for the file it saves.
+ */
+const BUILD_LOCK = 28_028;
+const SAVED_FILE_POLL_MS = 250;
+
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
 const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
 
@@ -258,6 +266,10 @@ export class ColumnarReportEngine implements ReportEngine {
       // build, or for that answer, then ask again.
       const entry = this.entries.get(plan.organizationId);
       if (!entry?.building) return this.fallback.run(plan, signal);
+      if (this.waitsForBuilds) {
+        await entry.building; // run() refuses the request when its budget is spent
+        continue;
+      }
       if (entry.fallback) {
         await Promise.race([entry.building, entry.fallback]);
         continue;
@@ -274,6 +286,17 @@ export class ColumnarReportEngine implements ReportEngine {
         if (entry.fallback === running) entry.fallback = undefined;
       }
     }
+  }
+
+  /**
+   * Issue 28: the embedded database runs one statement at a time for everyone, so an SQL answer
+   * during a build only delays the build (at 300,000 orders under reports every 250 ms, the build
+   * never ended: each of its statements queued behind a report's seconds of SQL). There, while a
+   * snapshot builds, a report waits for it and is refused with its Retry-After when the budget is
+   * spent. A PostgreSQL server runs both at once; REPORT_BUILDING_SQL_MS=0 keeps SQL everywhere.
+   */
+  private get waitsForBuilds(): boolean {
+    return this.db.engine === 'embedded' && (this.options.buildingSqlBudgetMs ?? 0) > 0;
   }
 
   /** Snapshots held in memory (for /metrics). */
@@ -494,14 +517,13 @@ export class ColumnarReportEngine implements ReportEngine {
           ({ loaded }) => loaded !== undefined,
           () => false, // the failure is the build's, below
         );
-        const { identity, loaded } = await reading.finally(() => (entry.loading = undefined));
-        const result =
-          loaded ??
-          (await buildSnapshot(this.db, organizationId, {
-            maxBytes: this.options.memoryBudgetBytes,
-            ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
-            progress: (entry.progress = newProgress()),
-          }));
+        const { identity, loaded: read } = await reading.finally(() => (entry.loading = undefined));
+        const shared =
+          read || !this.buildsAmongInstances(identity)
+            ? { result: read ?? (await this.read(organizationId, entry)), loaded: read !== undefined }
+            : await this.buildAmongInstances(organizationId, entry, identity as string);
+        const { result } = shared;
+        const loaded = shared.loaded ? result : undefined;
         if (result && !('reason' in result)) result.identity = identity;
         if (this.entries.get(organizationId) !== entry) return;
         if (result === undefined) {
@@ -513,7 +535,7 @@ export class ColumnarReportEngine implements ReportEngine {
         } else {
           this.admit(organizationId, entry, result);
           entry.savedAt = Date.now();
-          if (!loaded) this.save(organizationId, result);
+          if (!loaded && !shared.saved) this.save(organizationId, result);
           this.options.onEvent?.({
             event: loaded ? 'loaded' : 'built',
             organizationId,
@@ -536,6 +558,55 @@ export class ColumnarReportEngine implements ReportEngine {
     return next;
   }
 
+  /** The organization's snapshot read from the database. */
+  private read(organizationId: string, entry: Entry): Promise<LiveSnapshot | Unsupported | undefined> {
+    return buildSnapshot(this.db, organizationId, {
+      maxBytes: this.options.memoryBudgetBytes,
+      ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
+      progress: (entry.progress = newProgress()),
+    });
+  }
+
+  /** Issue 28: instances of one PostgreSQL database sharing REPORT_SNAPSHOT_DIR build once. */
+  private buildsAmongInstances(identity: string | undefined): boolean {
+    return this.db.engine === 'postgres' && this.options.snapshotDir !== undefined && identity !== undefined;
+  }
+
+  /**
+   * Issue 28, several instances (docs/architecture.md, "Cold start"): the instance that takes the
+   * organization's advisory lock builds and saves before letting it go; the others read the saved
+   * file as soon as it is there, and build only once the lock is theirs and still no file is (its
+   * holder failed, or died: a transaction's lock goes with its session).
+   */
+  private async buildAmongInstances(
+    organizationId: string,
+    entry: Entry,
+    identity: string,
+  ): Promise<{ result: LiveSnapshot | Unsupported | undefined; loaded: boolean; saved?: boolean }> {
+    for (;;) {
+      const built = await this.db.transaction(async (tx) => {
+        const [lock] = await tx.query<{ held: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS held', [
+          BUILD_LOCK,
+          Number(BigInt(organizationId) % 2_147_483_647n),
+        ]);
+        if (!lock?.held) return undefined;
+        const saved = await this.load(organizationId); // by the holder before this one
+        if (saved) return { result: saved, loaded: true };
+        const result = await this.read(organizationId, entry);
+        if (!result || 'reason' in result) return { result, loaded: false };
+        result.identity = identity;
+        await this.save(organizationId, result); // before the lock goes: the others wait for it
+        return { result, loaded: false, saved: true };
+      });
+      if (built) return built;
+      await new Promise((resolve) => setTimeout(resolve, SAVED_FILE_POLL_MS));
+      if (this.entries.get(organizationId) !== entry || this.stopping.signal.aborted)
+        return { result: undefined, loaded: false };
+      const saved = await this.load(organizationId);
+      if (saved) return { result: saved, loaded: true };
+    }
+  }
+
   /** The organization's saved snapshot, if there is one to trust (src/metrics/columnar/persist.ts). */
   private async load(organizationId: string): Promise<LiveSnapshot | undefined> {
     const dir = this.options.snapshotDir;
@@ -552,10 +623,10 @@ export class ColumnarReportEngine implements ReportEngine {
    * Saves a snapshot of one part in the background, as it is at this call; a failure costs only
    * the next start's build.
    */
-  private save(organizationId: string, live: LiveSnapshot): void {
+  private save(organizationId: string, live: LiveSnapshot): Promise<void> | undefined {
     const dir = this.options.snapshotDir;
     const identity = live.identity;
-    if (!dir || !identity || live.parts.length !== 1 || this.stopping.signal.aborted) return;
+    if (!dir || !identity || live.parts.length !== 1 || this.stopping.signal.aborted) return undefined;
     const started = performance.now();
     const [version, orders] = [live.version, live.heldOrders];
     const saved = saveSnapshot(dir, identity, live, this.stopping.signal).then(
@@ -573,6 +644,7 @@ export class ColumnarReportEngine implements ReportEngine {
     );
     this.saving.add(saved);
     void saved.finally(() => this.saving.delete(saved));
+    return saved;
   }
 
   /** Evicts the least recently used other snapshots until `more` bytes fit the budget. */
