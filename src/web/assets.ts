@@ -57,6 +57,10 @@ table.connections progress { display: block; width: 100%; max-width: 16rem; }
    the table's headers are links that sort by their column. */
 .chart svg.bars { overflow: visible; }
 table.data-table th a.sort { color: inherit; text-decoration: none; }
+#products-table thead th, #products-table th[scope=row] { white-space: normal; }
+#products-table thead th { overflow-wrap: normal; }
+#products-table .then { white-space: normal; }
+#products-table th[scope=row] { min-width: 9rem; }
 table.data-table th a.sort:hover, table.data-table th a.sort:focus-visible { text-decoration: underline; }
 /* Revenue page, key figures and PC1 changes: colour plus an arrow and a sign, never colour alone. */
 .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); gap: .75rem 1rem; margin: 0; }

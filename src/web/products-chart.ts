@@ -65,7 +65,7 @@ export function productsChartSvg(bars: readonly ProductBar[], o: ProductChartOpt
     `<title>${text}</title>`,
     '<g class="legend" aria-hidden="true">',
     `<rect x="0" y="4" width="14" height="10" fill="${BAR_COLOUR}"/>`,
-    `<text x="20" y="13" fill="#111827">Ventes nettes${compared ? ', période choisie' : ''}</text>`,
+    `<text x="20" y="13" fill="#111827">${compared ? 'Période choisie' : 'Ventes nettes'}</text>`,
     compared
       ? `<rect x="50%" y="8" width="14" height="5" fill="${PREVIOUS_BAR_COLOUR}"/>` +
         `<text x="50%" dx="20" y="13" fill="#111827">Comparaison</text>`
