@@ -44,3 +44,11 @@ export async function hasOrders(db: Queryable, organizationId: string): Promise<
   const rows = await db.query('SELECT 1 FROM orders WHERE organization_id = $1 LIMIT 1', [organizationId]);
   return rows.length > 0;
 }
+
+/** Whether the organization has any order line (section 15): the « Produits » page's empty state. */
+export async function hasOrderLines(db: Queryable, organizationId: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM order_lines WHERE organization_id = $1 LIMIT 1', [
+    organizationId,
+  ]);
+  return rows.length > 0;
+}

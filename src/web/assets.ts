@@ -53,6 +53,15 @@ table.connections td:nth-child(2) { min-width: 14rem; }
 table.connections form { display: block; margin: 0 0 .4rem; }
 table.connections progress { display: block; width: 100%; max-width: 16rem; }
 .chart svg { width: 100%; height: auto; }
+/* The « Produits » page: bars drawn in percentages of the card's width, text at its own size;
+   the table's headers are links that sort by their column. */
+.chart svg.bars { overflow: visible; }
+table.data-table th a.sort { color: inherit; text-decoration: none; }
+#products-table thead th, #products-table th[scope=row] { white-space: normal; }
+#products-table thead th { overflow-wrap: normal; }
+#products-table .then { white-space: normal; }
+#products-table th[scope=row] { min-width: 9rem; }
+table.data-table th a.sort:hover, table.data-table th a.sort:focus-visible { text-decoration: underline; }
 /* Revenue page, key figures and PC1 changes: colour plus an arrow and a sign, never colour alone. */
 .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); gap: .75rem 1rem; margin: 0; }
 .figures dt { color: var(--muted); font-size: .9rem; }

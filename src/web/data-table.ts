@@ -17,6 +17,10 @@ export interface DataColumn<Row> {
   readonly numeric?: boolean;
   /** The headline figure: first, and in bold. */
   readonly lead?: boolean;
+  /** The header's content when it is more than the label (a link that sorts by the column). */
+  readonly heading?: HtmlValue;
+  /** The table is sorted by this column (aria-sort). */
+  readonly sorted?: 'ascending' | 'descending';
   readonly cell: (row: Row) => HtmlValue;
 }
 
@@ -24,7 +28,12 @@ export interface DataTable<Row> {
   readonly id: string;
   /** Said to screen readers and shown above the table. */
   readonly caption: string;
-  readonly rowHeader: { readonly label: string; readonly cell: (row: Row) => HtmlValue };
+  readonly rowHeader: {
+    readonly label: string;
+    readonly heading?: HtmlValue;
+    readonly sorted?: 'ascending' | 'descending';
+    readonly cell: (row: Row) => HtmlValue;
+  };
   readonly columns: readonly DataColumn<Row>[];
   readonly rows: readonly Row[];
   readonly rowAttributes?: (row: Row) => Html;
@@ -82,8 +91,14 @@ function* rowTexts<Row>(table: DataTable<Row>): Generator<string> {
 }
 
 /** The table around its body rows, already written. */
+const ariaSort = (sorted: 'ascending' | 'descending' | undefined): Html =>
+  sorted ? html`aria-sort="${sorted}"` : html``;
+
 function tableHtml<Row>(table: DataTable<Row>, body: Html): Html {
-  const header = html`<th scope="col">${table.rowHeader.label}</th>
+  const { rowHeader } = table;
+  const header = html`<th scope="col" ${ariaSort(rowHeader.sorted)}>
+      ${rowHeader.heading ?? rowHeader.label}
+    </th>
     ${table.columns.map(
       (c) =>
         html`<th
@@ -91,8 +106,9 @@ function tableHtml<Row>(table: DataTable<Row>, body: Html): Html {
           class="${columnClass(c)}"
           data-col="${c.id}"
           ${c.optional ? html`data-optional` : ''}
+          ${ariaSort(c.sorted)}
         >
-          ${c.label}
+          ${c.heading ?? c.label}
         </th>`,
     )}`;
   return html`${columnPicker(table)}

@@ -37,6 +37,15 @@ export const ReportSettingsForm = form({ excluded: ticked(), deductions: ticked(
 /** `granularity` and `compare` (PC1) are checked by the page, and answered next to their field. */
 export const RevenueQuery = query({ from: text(), to: text(), granularity: text(), compare: text() });
 
+/** The « Produits » page (issue 27): `group`, `compare` and `sort` are checked by the page. */
+export const ProductsQuery = query({
+  from: text(),
+  to: text(),
+  group: text(),
+  compare: text(),
+  sort: text(),
+});
+
 export const AddStoreForm = form({ address: text() });
 export const ConnectStoreForm = form({
   platform: text(),

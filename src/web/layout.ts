@@ -10,6 +10,7 @@ export interface PageContext {
 
 const NAV = [
   { href: '/reports/revenue', label: 'Revenus' },
+  { href: '/reports/products', label: 'Produits' },
   { href: '/settings/api-keys', label: 'Clés API' },
   { href: '/settings/report', label: 'Paramètres des rapports' },
   { href: '/settings/stores', label: 'Boutiques' },

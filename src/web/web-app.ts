@@ -21,6 +21,7 @@ import { accountPages } from './account-pages.js';
 import { keyPages } from './key-pages.js';
 import { settingsPages } from './settings-pages.js';
 import { revenuePage } from './revenue-page.js';
+import { productsPage } from './products-page.js';
 import { storePages } from './store-pages.js';
 import { FORM_BODY_LIMIT } from './forms.js';
 
@@ -162,5 +163,6 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
   await keyPages(app, tools);
   await settingsPages(app, tools);
   await revenuePage(app, tools);
+  await productsPage(app, tools);
   await storePages(app, tools);
 }
