@@ -6,6 +6,7 @@
 // and two-year comparisons. Prints the quiet organization's p50/p95 in each phase, their ratio,
 // the noisy answers served, and the load average (the machine is shared).
 // Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds, default 20]
+// With BENCH_CPU_PROF=<directory>, the server runs under `node --cpu-prof` and writes its profile there.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,7 +52,12 @@ const keys: string[] = [];
   await db.close();
 }
 const [noisyKey, quietKey] = keys as [string, string];
-const server = await startServer({ DATA_DIR: dir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' });
+const profileDir = process.env.BENCH_CPU_PROF;
+const server = await startServer(
+  { DATA_DIR: dir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' },
+  120_000,
+  profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+);
 let asked = 0;
 const get = async (query: string, key: string) => {
   const response = await fetch(`${server.baseUrl}/api/reports/tabular?${query}&limit=${100_000 - ++asked}`, {

@@ -203,6 +203,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     const cold = new ColdStart(deps.db, computing, {
       intervalMs: config.reportWarmIntervalMs,
       memoryBudgetBytes: config.reportMemoryMb * 1024 * 1024,
+      heldOnly: config.reportWarmScope === 'held',
       onError: (err: unknown) => app.log.warn({ err }, 'report snapshot preparation failed'),
     });
     app.addHook('onReady', async () => cold.start());

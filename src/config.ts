@@ -73,6 +73,12 @@ export interface Config {
    * missing or behind a large write, to prepare it in the background (issue 28); 0: never.
    */
   readonly reportWarmIntervalMs: number;
+  /**
+   * REPORT_WARM_SCOPE (issue 29): `all`, every organization that fits is prepared at start and
+   * after its writes (one instance); `held`, only the snapshots this instance already holds are
+   * brought up to date (several instances behind a balancer that places organizations).
+   */
+  readonly reportWarmScope: 'all' | 'held';
   /** REPORT_SNAPSHOT_DIR: where the columnar snapshots are saved for the next start (issue 19); undefined: not saved. */
   readonly reportSnapshotDir: string | undefined;
   /** PUBLIC_URL: the address people and stores reach this service at (webhook addresses). */
@@ -188,6 +194,12 @@ function instanceName(raw: string | undefined, port: number): string {
   return raw;
 }
 
+function reportWarmScope(raw: string | undefined): 'all' | 'held' {
+  if (raw === undefined || raw === '' || raw === 'all') return 'all';
+  if (raw === 'held') return 'held';
+  throw new ConfigError(`REPORT_WARM_SCOPE doit valoir all ou held (reçu « ${raw.slice(0, 80)} »)`);
+}
+
 function reportEngine(raw: string | undefined): 'columnar' | 'sql' {
   if (raw === undefined || raw === '' || raw === 'columnar') return 'columnar';
   if (raw === 'sql') return 'sql';
@@ -232,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', defaultReportMemoryMb(), 1_000_000),
     reportBuildingSqlMs: nonNegativeInt(env, 'REPORT_BUILDING_SQL_MS', 3000, 600_000),
     reportWarmIntervalMs: nonNegativeInt(env, 'REPORT_WARM_INTERVAL_MS', 5000, 3_600_000),
+    reportWarmScope: reportWarmScope(env.REPORT_WARM_SCOPE),
     reportSnapshotDir:
       env.REPORT_SNAPSHOT_DIR === 'none'
         ? undefined

@@ -8,6 +8,7 @@ import { planReport } from '../query/plan.js';
 import type { Organization } from './organizations.js';
 import { reportCsvPieces } from './report-csv.js';
 import { TimeSlices } from '../limits/time-slice.js';
+import { asOrganization } from '../limits/organization-turns.js';
 
 /**
  * A finished answer: its body (JSON, or CSV under V1) as the bytes sent, and whether rows were
@@ -150,8 +151,23 @@ export interface AnswerRoom {
  */
 export type Cancellation = () => { readonly signal: AbortSignal; readonly done: () => void };
 
-export async function runTabularReport(
-  deps: { readonly engine: ReportEngine; readonly cache: AnswerCache; readonly room?: AnswerRoom },
+type TabularDeps = { readonly engine: ReportEngine; readonly cache: AnswerCache; readonly room?: AnswerRoom };
+
+/** The answer, computed and serialized in the organization's turns (issue 29, item 2). */
+export function runTabularReport(
+  deps: TabularDeps,
+  organization: Organization,
+  query: TabularQuery,
+  format: Format,
+  cancellation?: Cancellation,
+): Promise<TabularAnswer> {
+  return asOrganization(organization.id, () =>
+    tabularAnswer(deps, organization, query, format, cancellation),
+  );
+}
+
+async function tabularAnswer(
+  deps: TabularDeps,
   organization: Organization,
   query: TabularQuery,
   format: Format,

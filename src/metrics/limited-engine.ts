@@ -4,6 +4,7 @@
 import type { ReportPlan } from '../query/plan.js';
 import type { ReportSlots } from '../limits/report-slots.js';
 import type { ReportEngine, ReportRows } from './engine.js';
+import { asOrganization } from '../limits/organization-turns.js';
 
 export class LimitedReportEngine implements ReportEngine {
   constructor(
@@ -14,7 +15,8 @@ export class LimitedReportEngine implements ReportEngine {
   async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
     const release = await this.slots.acquire(plan.organizationId, signal);
     try {
-      return await this.inner.run(plan, signal);
+      // Issue 29, item 2: the computation's slices take the organization's turns.
+      return await asOrganization(plan.organizationId, () => this.inner.run(plan, signal));
     } finally {
       release();
     }

@@ -187,6 +187,41 @@ describe('issue 28: cold answers and background preparation', () => {
     }
   });
 
+  test('issue 29: REPORT_WARM_SCOPE=held brings up to date only the snapshots held, and builds no other', async () => {
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+      memoryBudgetBytes: MEMORY,
+      onEvent: (event) => events.push(event),
+    });
+    await columnar.prepare(used); // held here: the balancer placed its key on this instance
+    const cold = new ColdStart(database.db, columnar, {
+      intervalMs: 50,
+      memoryBudgetBytes: MEMORY,
+      heldOnly: true,
+    });
+    cold.start();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the first pass and a few more
+      for (const id of [used, other])
+        await importOrderRecords(database.db, id, [order(`held-${id.slice(0, 4)}`, 1)]);
+      const [now] = await database.db.query<{ v: string }>(
+        'SELECT data_version::text AS v FROM organizations WHERE id = $1',
+        [used],
+      );
+      for (let waited = 0; columnar.heldVersion(used) !== now?.v; waited += 20) {
+        assert.ok(waited < 30_000, 'still waiting for the delta of the held snapshot');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200)); // passes that could build `other`
+      const built = events.filter((e) => e.event === 'built').map((e) => e.organizationId);
+      assert.deepEqual(built, [used], 'only the snapshot asked for here was built');
+      assert.equal(columnar.heldVersion(other), undefined);
+      assert.equal(columnar.heldVersion(busy), undefined);
+    } finally {
+      cold.stop();
+    }
+  });
+
   test('item 1: a server started on imported orders builds their snapshots by itself, before any request', async () => {
     const lines: string[] = [];
     const app = await buildApp(database.config, {

@@ -15,6 +15,12 @@ export interface ColdStartOptions {
   readonly intervalMs: number;
   /** REPORT_MEMORY_MB in bytes: what the prepared snapshots may take together. */
   readonly memoryBudgetBytes: number;
+  /**
+   * REPORT_WARM_SCOPE=held (issue 29): only snapshots already held are brought up to date. Behind
+   * a balancer that places organizations, an instance otherwise prepared every organization that
+   * fit, on every instance: N times the memory and the builds the placement is there to save.
+   */
+  readonly heldOnly?: boolean;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -62,7 +68,8 @@ export class ColdStart {
         this.seen.set(id, version);
         if (!first && !changed) continue;
         const held = this.engine.heldVersion(id);
-        if (held !== undefined ? held !== version : await this.fits(id)) await this.engine.prepare(id);
+        if (held !== undefined ? held !== version : !this.options.heldOnly && (await this.fits(id)))
+          await this.engine.prepare(id);
       }
     } catch (error) {
       this.options.onError?.(error);
