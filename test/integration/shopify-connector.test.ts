@@ -14,7 +14,12 @@ import { connectionState } from '../../src/web/store-connection-views.js';
 import { assertNoSecretInDatabase, secretForms } from '../helpers/connected-store.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
+import {
+  assertSameProductFigures,
+  countedShopifyOrders,
+  expectedShopifyLines,
+  expectedShopifyOrderLines,
+} from '../helpers/shopify-expectations.js';
 import {
   answers,
   assertSameAnswers,
@@ -81,6 +86,15 @@ describe('Shopify connector (issue 21)', () => {
     }
   }
 
+  /** An organization's order lines (section 15), in order, without its own ids. */
+  const linesOf = (organizationId: string, db = service.db) =>
+    db.query<Record<string, unknown>>(
+      `SELECT external_id, line_id, position, product_id, variant_id, sku, product_name, variant_name,
+              categories, quantity, subtotal::text, discount::text, refunded_quantity, refunded_amount::text
+       FROM order_lines WHERE organization_id = $1 ORDER BY external_id, position`,
+      [organizationId],
+    );
+
   /** An organization that imported, from a file, what the connector should have made of the shop. */
   async function importedTwin(name: string, shop: FakeShopify) {
     const twin = await service.addOrganization(name, []);
@@ -142,7 +156,24 @@ describe('Shopify connector (issue 21)', () => {
       });
       const refunded = shop.addOrder({ taxesIncluded: true, shipping: [{ priceCents: 600, taxCents: 100 }] });
       shop.addRefund(refunded.id, { full: true });
+      // Issue 27: an order without line items (an app's order of shipping alone).
+      shop.addOrder({ lines: [] });
       assert.ok(shop.allOrders().some((o) => o.test));
+      // The stand-in's lines hold what section 15 must carry: a variant, a discount and a partial
+      // refund in a shop whose prices include taxes, products without type, custom lines.
+      const sold = countedShopifyOrders(shop).flatMap((o) =>
+        expectedShopifyOrderLines(o).map((l) => ({ o, l })),
+      );
+      assert.ok(
+        sold.some(
+          ({ o, l }) =>
+            o.taxesIncluded && l.variant_id && Number(l.discount) > 0 && Number(l.refunded_amount) > 0,
+        ),
+      );
+      assert.ok(
+        sold.some(({ l }) => !l.product_id) &&
+          sold.some(({ l }) => l.product_id && (l.categories as string[]).length === 0),
+      );
       const { org, key } = await service.addOrganization('Shopify', []);
       const connected = await connectWithToken(org.id, shop);
       assert.equal(connected.webhookSecret, undefined, 'nothing shown for Shopify: its secret is the app’s');
@@ -150,6 +181,9 @@ describe('Shopify connector (issue 21)', () => {
       assert.ok(shop.bulkDownloads.length >= 6, 'the history read from a bulk operation’s file, in slices');
       const twin = await importedTwin('Shopify jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+      // Issue 27 (L1–L5): every line exactly, and product net sales as the shop's own figures.
+      assert.deepEqual(await linesOf(org.id), await linesOf(twin.org.id));
+      await assertSameProductFigures(service, key, twin.key, shop);
       // Every query stayed under Shopify's single-query maximum.
       assert.ok(shop.costs.length > 0);
       assert.ok(
@@ -168,6 +202,8 @@ describe('Shopify connector (issue 21)', () => {
       assert.ok(sync.ran);
       const later = await importedTwin('Shopify jumeau 2', shop);
       assertSameAnswers(await answers(service, key), await answers(service, later.key));
+      assert.deepEqual(await linesOf(org.id), await linesOf(later.org.id));
+      await assertSameProductFigures(service, key, later.key, shop);
       assert.equal((await connection(org.id))!.orders, countedShopifyOrders(shop).length);
     } finally {
       await shop.close();
