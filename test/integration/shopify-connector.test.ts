@@ -549,7 +549,23 @@ describe('Shopify connector (issue 21)', () => {
       const target = `${quiet.baseUrl}${connected.webhookPath}`;
       const state = () => connectionsOf(quiet.db, org.id).then((c) => c[0]!);
       await eventually('backfilled', state, (c) => c.phase === 'incremental' && !c.running, 60_000);
-      const fresh = shop.addOrder({ email: 'webhook@example.com' });
+      // Issue 27: a tax-inclusive order of a variant with a discount, then one of its lines refunded.
+      const fresh = shop.addOrder({
+        email: 'webhook@example.com',
+        taxesIncluded: true,
+        lines: [
+          {
+            quantity: 2,
+            unitCents: 2400,
+            taxCents: 720,
+            discountCents: 480,
+            sku: 'TSB-M',
+            product: { id: 801, title: 'T-shirt bio', productType: 'Vêtements' },
+            variant: { id: 8012, title: 'M' },
+          },
+          { quantity: 1, unitCents: 1200, taxCents: 200 },
+        ],
+      });
       assert.equal((await shop.deliver(target, 'orders/create', fresh.id, { secret: 'faux' })).status, 401);
       assert.equal(
         (await shop.deliver(target, 'orders/create', fresh.id, { omitSignature: true })).status,
@@ -562,6 +578,22 @@ describe('Shopify connector (issue 21)', () => {
       assert.match(repeated.body, /ignored/);
       const count = countedShopifyOrders(shop).length;
       await eventually('the new order counted', state, (c) => c.orders === count && !c.running, 30_000);
+      const freshLines = () =>
+        linesOf(org.id, quiet.db).then((rows) => rows.filter((r) => r.external_id === String(fresh.id)));
+      const [tee] = await freshLines();
+      assert.deepEqual(
+        [tee!.variant_id, tee!.subtotal, tee!.discount, tee!.refunded_quantity],
+        ['8012', '40.00', '4.00', 0],
+      );
+      shop.addRefund(fresh.id);
+      assert.equal((await shop.deliver(target, 'refunds/create', fresh.id)).status, 202);
+      const refunded = await eventually(
+        'the refunded line',
+        freshLines,
+        (rows) => rows[0]?.refunded_quantity === 2,
+      );
+      assert.equal(refunded[0]!.refunded_amount, '36.00');
+      assert.equal(refunded[1]!.refunded_amount, '0.00');
       const gone = countedShopifyOrders(shop)[0]!;
       shop.deleteOrder(gone.id);
       assert.equal((await shop.deliver(target, 'orders/delete', gone.id)).status, 202);
