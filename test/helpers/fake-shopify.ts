@@ -145,12 +145,32 @@ const SDL = /* GraphQL */ `
     rate: Float
     title: String!
   }
+  type Product {
+    id: ID!
+    title: String!
+    productType: String!
+  }
+  type ProductVariant {
+    id: ID!
+    title: String!
+    sku: String
+  }
+  type DiscountAllocation {
+    allocatedAmountSet: MoneyBag!
+  }
   type LineItem {
     id: ID!
     quantity: Int!
     name: String!
+    title: String!
+    variantTitle: String
+    sku: String
+    product: Product
+    variant: ProductVariant
     originalUnitPriceSet: MoneyBag!
-    taxLines: [TaxLine!]!
+    originalTotalSet: MoneyBag!
+    discountAllocations: [DiscountAllocation!]!
+    taxLines(first: Int): [TaxLine!]!
   }
   type LineItemEdge {
     cursor: String!
@@ -370,8 +390,16 @@ const MAX_PAGE = 250;
 
 export interface FakeLine {
   quantity: number;
+  /** As Shopify's originalUnitPriceSet: tax included when the shop's prices include taxes. */
   unitCents: number;
+  /** The tax of what was paid (quantity × unit − discount), as the line's taxLines. */
   taxCents: number;
+  /** Its share of the discounts (discountAllocations), tax included as the price. */
+  discountCents?: number;
+  /** The product sold (none: a custom line), its variant (none: the default variant). */
+  product?: { id: number; title: string; productType: string };
+  variant?: { id: number; title: string };
+  sku?: string;
 }
 export interface FakeShippingLine {
   /** As Shopify's originalPriceSet: tax included when the shop's prices include taxes. */
@@ -383,7 +411,8 @@ export interface FakeRefund {
   createdAt: Date;
   /** totalRefundedSet: what was given back. */
   totalCents: number;
-  lines: { quantity: number; subtotalCents: number; taxCents: number }[];
+  /** `line`: the order line refunded (its place); subtotal as Shopify's subtotalSet (tax included when the prices include it). */
+  lines: { line: number; quantity: number; subtotalCents: number; taxCents: number }[];
   shipping: { subtotalCents: number; taxCents: number }[];
 }
 export interface FakeShopifyOrder {
@@ -407,7 +436,8 @@ export interface FakeShopifyOrder {
 
 /** The order's figures as Shopify computes them. */
 export function orderTotals(order: FakeShopifyOrder) {
-  const subtotal = order.lines.reduce((s, l) => s + l.quantity * l.unitCents, 0);
+  const subtotal = order.lines.reduce((s, l) => s + l.quantity * l.unitCents - (l.discountCents ?? 0), 0);
+  const discounts = order.lines.reduce((s, l) => s + (l.discountCents ?? 0), 0);
   const lineTax = order.lines.reduce((s, l) => s + l.taxCents, 0);
   const shippingTax = order.shipping.reduce((s, l) => s + l.taxCents, 0);
   const shipping = order.shipping.reduce((s, l) => s + l.priceCents, 0);
@@ -415,7 +445,7 @@ export function orderTotals(order: FakeShopifyOrder) {
   const total =
     subtotal + shipping + (order.taxesIncluded ? 0 : tax) + (order.dutiesCents ?? 0) + (order.feesCents ?? 0);
   const refunded = order.refunds.reduce((s, r) => s + r.totalCents, 0);
-  return { subtotal, tax, shipping, shippingTax, total, refunded };
+  return { subtotal, discounts, tax, shipping, shippingTax, total, refunded };
 }
 
 /** Shopify's Decimal text: no trailing zeros past the first decimal ("12.3", "10.0"). */
@@ -427,6 +457,50 @@ export function decimal(cents: number): string {
   const fraction = rest === 0 ? '0' : String(rest).padStart(2, '0').replace(/0$/, '');
   return `${sign}${units}.${fraction}`;
 }
+
+/** The products addOrders sells (the fake's own catalogue): types, variants and SKUs. */
+const CATALOGUE: readonly {
+  id: number;
+  title: string;
+  productType: string;
+  sku: string;
+  variants: readonly { id: number; title: string }[];
+}[] = [
+  {
+    id: 801,
+    title: 'T-shirt bio',
+    productType: 'Vêtements',
+    sku: 'TSB',
+    variants: [
+      { id: 8011, title: 'S' },
+      { id: 8012, title: 'M' },
+      { id: 8013, title: 'L' },
+    ],
+  },
+  {
+    id: 802,
+    title: 'Sweat à capuche',
+    productType: 'Vêtements',
+    sku: 'SWC',
+    variants: [
+      { id: 8021, title: 'Gris' },
+      { id: 8022, title: 'Bleu' },
+    ],
+  },
+  { id: 803, title: 'Thé vert « Sencha »', productType: 'Thés & cafés', sku: 'THV', variants: [] },
+  {
+    id: 804,
+    title: 'Café moulu',
+    productType: 'Thés & cafés',
+    sku: 'CAF',
+    variants: [
+      { id: 8041, title: '250 g' },
+      { id: 8042, title: '1 kg' },
+    ],
+  },
+  { id: 805, title: 'Tasse émaillée', productType: '', sku: 'TAS', variants: [] },
+  { id: 806, title: 'Carte cadeau', productType: 'Cartes', sku: 'GIFT', variants: [] },
+];
 
 /** Shopify's DateTimes have whole seconds. */
 const seconds = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 1000);
@@ -501,6 +575,7 @@ export class FakeShopify {
   /** Requests for bulk result files, with their Range header (the fake's own recording). */
   readonly bulkDownloads: { range: string | undefined }[] = [];
   readonly #rand: () => number;
+  readonly #catalogueRand: () => number;
 
   private constructor(options: FakeShopifyOptions) {
     this.accessToken = options.accessToken ?? `shpat_${randomHex(16)}`;
@@ -516,6 +591,7 @@ export class FakeShopify {
     this.bucket = { ...bucket, available: bucket.maximum, at: Date.now() };
     this.tokenLifetimeS = options.tokenLifetimeS ?? 86_399;
     this.#rand = mulberry32(options.seed ?? 7);
+    this.#catalogueRand = mulberry32((options.seed ?? 7) + 1_000);
   }
 
   static generateCertificate = () => FakeWooCommerce.generateCertificate();
@@ -617,17 +693,35 @@ export class FakeShopify {
     const pick = <T>(items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
     const added: FakeShopifyOrder[] = [];
     const start = Date.UTC(2024, 0, 1);
+    // Products, variants and discounts from a stream of their own: the orders stay those of the seed.
+    const c = this.#catalogueRand;
+    const sold = () => {
+      const product = CATALOGUE[Math.floor(c() * CATALOGUE.length)]!;
+      const variant =
+        product.variants.length > 0 ? product.variants[Math.floor(c() * product.variants.length)] : undefined;
+      const sku = c() < 0.8 ? `${product.sku}${variant ? `-${variant.title}` : ''}` : undefined;
+      return {
+        product: { id: product.id, title: product.title, productType: product.productType },
+        variant,
+        sku,
+      };
+    };
     for (let i = 0; i < count; i++) {
       const processedAt = new Date(start + Math.floor(r() * 2.8 * 365 * 86_400_000));
       const taxesIncluded = r() < 0.4;
       const lineCount = r() < 0.02 ? 30 + Math.floor(r() * 20) : 1 + Math.floor(r() * 4);
-      const lines = Array.from({ length: lineCount }, () => {
+      const lines = Array.from({ length: lineCount }, (): FakeLine => {
         const quantity = 1 + Math.floor(r() * 3);
         const unitCents = 500 + Math.floor(r() * 9000);
+        const item = c() < 0.05 ? {} : sold();
+        const discountCents = c() < 0.25 ? Math.floor(quantity * unitCents * 0.1) : 0;
+        const paid = quantity * unitCents - discountCents;
         return {
           quantity,
           unitCents,
-          taxCents: Math.round((quantity * unitCents * 0.2) / (taxesIncluded ? 1.2 : 1)),
+          taxCents: Math.round((paid * 0.2) / (taxesIncluded ? 1.2 : 1)),
+          ...(discountCents > 0 ? { discountCents } : {}),
+          ...item,
         };
       });
       const shipping =
@@ -671,9 +765,11 @@ export class FakeShopify {
     if (!order) throw new Error(`no order ${id}`);
     const totals = orderTotals(order);
     const lines = options.full ? order.lines : order.lines.slice(0, 1);
-    const refundLines = lines.map((l) => ({
+    // Shopify's subtotalSet: what was paid for the items, tax included when the prices include it.
+    const refundLines = lines.map((l, line) => ({
+      line,
       quantity: l.quantity,
-      subtotalCents: l.quantity * l.unitCents - (order.taxesIncluded ? l.taxCents : 0),
+      subtotalCents: l.quantity * l.unitCents - (l.discountCents ?? 0),
       taxCents: l.taxCents,
     }));
     const shipping = options.full
@@ -682,7 +778,9 @@ export class FakeShopify {
           taxCents: s.taxCents,
         }))
       : [];
-    const computed = [...refundLines, ...shipping].reduce((s, l) => s + l.subtotalCents + l.taxCents, 0);
+    const computed =
+      refundLines.reduce((s, l) => s + l.subtotalCents + (order.taxesIncluded ? 0 : l.taxCents), 0) +
+      shipping.reduce((s, l) => s + l.subtotalCents + l.taxCents, 0);
     const totalCents = Math.min(options.totalCents ?? computed, totals.total - totals.refunded);
     const refund: FakeRefund = {
       id: this.#nextId++,
@@ -710,7 +808,7 @@ export class FakeShopify {
     });
     for (let i = 0; i < counts.refunds; i++) {
       const refund = this.addRefund(order.id, { totalCents: 1500 });
-      refund.lines = [{ quantity: 1, subtotalCents: 300 + i, taxCents: 60 + i }];
+      refund.lines = [{ line: 0, quantity: 1, subtotalCents: 300 + i, taxCents: 60 + i }];
       refund.shipping = [{ subtotalCents: 400 + i, taxCents: 80 }];
     }
     return order;
@@ -738,11 +836,17 @@ export class FakeShopify {
     orderId: number,
     options: { secret?: string; webhookId?: string; omitSignature?: boolean } = {},
   ): Promise<{ status: number; body: string }> {
-    const body = JSON.stringify({
-      id: orderId,
-      admin_graphql_api_id: `gid://shopify/Order/${orderId}`,
-      ...(topic === 'orders/delete' ? {} : { email: this.#orders.get(orderId)?.email ?? null }),
-    });
+    // The REST shapes Shopify sends: the order whole (orders/create, orders/updated…), only its
+    // id when deleted, the refund (its order in order_id) for refunds/create.
+    const order = this.#orders.get(orderId);
+    const refund = order?.refunds.at(-1);
+    const body = JSON.stringify(
+      topic === 'orders/delete' || !order
+        ? { id: orderId, admin_graphql_api_id: `gid://shopify/Order/${orderId}` }
+        : topic === 'refunds/create' && refund
+          ? restRefund(refund, order)
+          : restOrder(order),
+    );
     const hmac = crypto
       .createHmac('sha256', options.secret ?? this.apiSecret)
       .update(body)
@@ -1132,7 +1236,7 @@ export class FakeShopify {
         const m = /^gid:\/\/shopify\/Refund\/(\d+)$/.exec(id);
         for (const order of m ? this.#visible() : []) {
           const refund = order.refunds.find((r) => r.id === Number(m![1]));
-          if (refund) return refundObject(refund, order.currency);
+          if (refund) return refundObject(refund, order);
         }
         return null;
       },
@@ -1275,17 +1379,43 @@ function ordersConnection(
   };
 }
 
+/** A line item's number: unique in the shop (the order's, then its place). */
+export const lineItemId = (orderId: number, place: number) => orderId * 1000 + place;
+
+/** Shopify's LineItem: the title and variant title at the time of sale, its product's type. */
+function lineItemObject(o: FakeShopifyOrder, l: FakeLine, i: number) {
+  const c = o.currency;
+  const title = l.product?.title ?? `Article ${i + 1}`;
+  return {
+    id: `gid://shopify/LineItem/${lineItemId(o.id, i)}`,
+    quantity: l.quantity,
+    name: l.variant ? `${title} - ${l.variant.title}` : title,
+    title,
+    variantTitle: l.variant?.title ?? null,
+    sku: l.sku ?? '',
+    product: l.product
+      ? { id: `gid://shopify/Product/${l.product.id}`, title, productType: l.product.productType }
+      : null,
+    // A product without variants has one, the default one (variantTitle null).
+    variant: l.product
+      ? {
+          id: `gid://shopify/ProductVariant/${l.variant?.id ?? l.product.id * 10}`,
+          title: l.variant?.title ?? 'Default Title',
+          sku: l.sku ?? null,
+        }
+      : null,
+    originalUnitPriceSet: money(l.unitCents, c),
+    originalTotalSet: money(l.quantity * l.unitCents, c),
+    discountAllocations: l.discountCents ? [{ allocatedAmountSet: money(l.discountCents, c) }] : [],
+    taxLines: [{ priceSet: money(l.taxCents, c), rate: 0.2, title: 'TVA' }],
+  };
+}
+
 function orderObject(o: FakeShopifyOrder) {
   const totals = orderTotals(o);
   const c = o.currency;
   const tax = (cents: number) => [{ priceSet: money(cents, c), rate: 0.2, title: 'TVA' }];
-  const lineItems = o.lines.map((l, i) => ({
-    id: `gid://shopify/LineItem/${o.id}${i}`,
-    quantity: l.quantity,
-    name: `Article ${i + 1}`,
-    originalUnitPriceSet: money(l.unitCents, c),
-    taxLines: tax(l.taxCents),
-  }));
+  const lineItems = o.lines.map((l, i) => lineItemObject(o, l, i));
   const address =
     o.country === null ? null : { countryCodeV2: o.country, country: o.country, city: 'Ville', zip: '00000' };
   return {
@@ -1311,7 +1441,7 @@ function orderObject(o: FakeShopifyOrder) {
     totalTaxSet: money(totals.tax, c),
     totalShippingPriceSet: money(totals.shipping, c),
     totalRefundedSet: money(totals.refunded, c),
-    totalDiscountsSet: money(0, c),
+    totalDiscountsSet: money(totals.discounts, c),
     originalTotalDutiesSet: o.dutiesCents === null ? null : money(o.dutiesCents, c),
     originalTotalAdditionalFeesSet: o.feesCents === null ? null : money(o.feesCents, c),
     lineItems: (args: { first?: number; after?: string }, context?: Bulk) =>
@@ -1326,23 +1456,106 @@ function orderObject(o: FakeShopifyOrder) {
       return connectionOf(lines, args, (item) => pad(lines.indexOf(item)), context);
     },
     refunds: ({ first }: { first?: number }) =>
-      o.refunds.slice(0, first ?? o.refunds.length).map((r) => refundObject(r, c)),
+      o.refunds.slice(0, first ?? o.refunds.length).map((r) => refundObject(r, o)),
   };
 }
 
-function refundObject(r: FakeRefund, c: string) {
+const restMoney = (cents: number, currency: string) => {
+  const amount = (cents / 100).toFixed(2);
+  return {
+    amount,
+    set: {
+      shop_money: { amount, currency_code: currency },
+      presentment_money: { amount, currency_code: currency },
+    },
+  };
+};
+
+/** A line item as the REST webhooks give it. */
+function restLineItem(o: FakeShopifyOrder, l: FakeLine, i: number) {
+  const c = o.currency;
+  const price = restMoney(l.unitCents, c);
+  const discount = restMoney(l.discountCents ?? 0, c);
+  const tax = restMoney(l.taxCents, c);
+  const title = l.product?.title ?? `Article ${i + 1}`;
+  return {
+    id: lineItemId(o.id, i),
+    admin_graphql_api_id: `gid://shopify/LineItem/${lineItemId(o.id, i)}`,
+    quantity: l.quantity,
+    title,
+    variant_title: l.variant?.title ?? null,
+    name: l.variant ? `${title} - ${l.variant.title}` : title,
+    sku: l.sku ?? '',
+    product_id: l.product?.id ?? null,
+    variant_id: l.product ? (l.variant?.id ?? l.product.id * 10) : null,
+    price: price.amount,
+    price_set: price.set,
+    total_discount: '0.00',
+    discount_allocations: l.discountCents
+      ? [{ amount: discount.amount, amount_set: discount.set, discount_application_index: 0 }]
+      : [],
+    tax_lines: [{ title: 'TVA', rate: 0.2, price: tax.amount, price_set: tax.set }],
+  };
+}
+
+function restRefund(r: FakeRefund, o: FakeShopifyOrder) {
+  const c = o.currency;
+  return {
+    id: r.id,
+    order_id: o.id,
+    admin_graphql_api_id: `gid://shopify/Refund/${r.id}`,
+    created_at: r.createdAt.toISOString(),
+    refund_line_items: r.lines.map((l, i) => {
+      const subtotal = restMoney(l.subtotalCents, c);
+      const tax = restMoney(l.taxCents, c);
+      return {
+        id: Number(`${r.id}${i}`),
+        quantity: l.quantity,
+        line_item_id: lineItemId(o.id, l.line),
+        restock_type: 'no_restock',
+        subtotal: Number(subtotal.amount),
+        subtotal_set: subtotal.set,
+        total_tax: Number(tax.amount),
+        total_tax_set: tax.set,
+        line_item: restLineItem(o, o.lines[l.line]!, l.line),
+      };
+    }),
+    transactions: [{ kind: 'refund', status: 'success', amount: (r.totalCents / 100).toFixed(2) }],
+  };
+}
+
+/** An order as the REST webhooks (orders/create, orders/updated…) give it. */
+function restOrder(o: FakeShopifyOrder) {
+  const totals = orderTotals(o);
+  const amount = (cents: number) => (cents / 100).toFixed(2);
+  return {
+    id: o.id,
+    admin_graphql_api_id: `gid://shopify/Order/${o.id}`,
+    email: o.email,
+    created_at: o.createdAt.toISOString(),
+    processed_at: o.processedAt.toISOString(),
+    updated_at: o.updatedAt.toISOString(),
+    cancelled_at: o.cancelledAt?.toISOString() ?? null,
+    currency: o.currency,
+    taxes_included: o.taxesIncluded,
+    financial_status: o.financialStatus?.toLowerCase() ?? null,
+    test: o.test,
+    total_price: amount(totals.total),
+    total_tax: amount(totals.tax),
+    total_discounts: amount(totals.discounts),
+    line_items: o.lines.map((l, i) => restLineItem(o, l, i)),
+    refunds: o.refunds.map((r) => restRefund(r, o)),
+  };
+}
+
+function refundObject(r: FakeRefund, o: FakeShopifyOrder) {
+  const c = o.currency;
   const lines = r.lines.map((l, i) => ({
     id: `gid://shopify/RefundLineItem/${r.id}${i}`,
     quantity: l.quantity,
     subtotalSet: money(l.subtotalCents, c),
     totalTaxSet: money(l.taxCents, c),
-    lineItem: {
-      id: 'gid://shopify/LineItem/0',
-      quantity: l.quantity,
-      name: 'Article',
-      originalUnitPriceSet: money(0, c),
-      taxLines: [],
-    },
+    lineItem: lineItemObject(o, o.lines[l.line]!, l.line),
   }));
   const shipping = r.shipping.map((s, i) => ({
     id: `gid://shopify/RefundShippingLine/${r.id}${i}`,

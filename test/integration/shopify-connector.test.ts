@@ -14,7 +14,12 @@ import { connectionState } from '../../src/web/store-connection-views.js';
 import { assertNoSecretInDatabase, secretForms } from '../helpers/connected-store.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
+import {
+  assertSameProductFigures,
+  countedShopifyOrders,
+  expectedShopifyLines,
+  expectedShopifyOrderLines,
+} from '../helpers/shopify-expectations.js';
 import {
   answers,
   assertSameAnswers,
@@ -81,6 +86,15 @@ describe('Shopify connector (issue 21)', () => {
     }
   }
 
+  /** An organization's order lines (section 15), in order, without its own ids. */
+  const linesOf = (organizationId: string, db = service.db) =>
+    db.query<Record<string, unknown>>(
+      `SELECT external_id, line_id, position, product_id, variant_id, sku, product_name, variant_name,
+              categories, quantity, subtotal::text, discount::text, refunded_quantity, refunded_amount::text
+       FROM order_lines WHERE organization_id = $1 ORDER BY external_id, position`,
+      [organizationId],
+    );
+
   /** An organization that imported, from a file, what the connector should have made of the shop. */
   async function importedTwin(name: string, shop: FakeShopify) {
     const twin = await service.addOrganization(name, []);
@@ -142,7 +156,24 @@ describe('Shopify connector (issue 21)', () => {
       });
       const refunded = shop.addOrder({ taxesIncluded: true, shipping: [{ priceCents: 600, taxCents: 100 }] });
       shop.addRefund(refunded.id, { full: true });
+      // Issue 27: an order without line items (an app's order of shipping alone).
+      shop.addOrder({ lines: [] });
       assert.ok(shop.allOrders().some((o) => o.test));
+      // The stand-in's lines hold what section 15 must carry: a variant, a discount and a partial
+      // refund in a shop whose prices include taxes, products without type, custom lines.
+      const sold = countedShopifyOrders(shop).flatMap((o) =>
+        expectedShopifyOrderLines(o).map((l) => ({ o, l })),
+      );
+      assert.ok(
+        sold.some(
+          ({ o, l }) =>
+            o.taxesIncluded && l.variant_id && Number(l.discount) > 0 && Number(l.refunded_amount) > 0,
+        ),
+      );
+      assert.ok(
+        sold.some(({ l }) => !l.product_id) &&
+          sold.some(({ l }) => l.product_id && (l.categories as string[]).length === 0),
+      );
       const { org, key } = await service.addOrganization('Shopify', []);
       const connected = await connectWithToken(org.id, shop);
       assert.equal(connected.webhookSecret, undefined, 'nothing shown for Shopify: its secret is the app’s');
@@ -150,6 +181,9 @@ describe('Shopify connector (issue 21)', () => {
       assert.ok(shop.bulkDownloads.length >= 6, 'the history read from a bulk operation’s file, in slices');
       const twin = await importedTwin('Shopify jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
+      // Issue 27 (L1–L5): every line exactly, and product net sales as the shop's own figures.
+      assert.deepEqual(await linesOf(org.id), await linesOf(twin.org.id));
+      await assertSameProductFigures(service, key, twin.key, shop);
       // Every query stayed under Shopify's single-query maximum.
       assert.ok(shop.costs.length > 0);
       assert.ok(
@@ -168,6 +202,8 @@ describe('Shopify connector (issue 21)', () => {
       assert.ok(sync.ran);
       const later = await importedTwin('Shopify jumeau 2', shop);
       assertSameAnswers(await answers(service, key), await answers(service, later.key));
+      assert.deepEqual(await linesOf(org.id), await linesOf(later.org.id));
+      await assertSameProductFigures(service, key, later.key, shop);
       assert.equal((await connection(org.id))!.orders, countedShopifyOrders(shop).length);
     } finally {
       await shop.close();
@@ -513,7 +549,23 @@ describe('Shopify connector (issue 21)', () => {
       const target = `${quiet.baseUrl}${connected.webhookPath}`;
       const state = () => connectionsOf(quiet.db, org.id).then((c) => c[0]!);
       await eventually('backfilled', state, (c) => c.phase === 'incremental' && !c.running, 60_000);
-      const fresh = shop.addOrder({ email: 'webhook@example.com' });
+      // Issue 27: a tax-inclusive order of a variant with a discount, then one of its lines refunded.
+      const fresh = shop.addOrder({
+        email: 'webhook@example.com',
+        taxesIncluded: true,
+        lines: [
+          {
+            quantity: 2,
+            unitCents: 2400,
+            taxCents: 720,
+            discountCents: 480,
+            sku: 'TSB-M',
+            product: { id: 801, title: 'T-shirt bio', productType: 'Vêtements' },
+            variant: { id: 8012, title: 'M' },
+          },
+          { quantity: 1, unitCents: 1200, taxCents: 200 },
+        ],
+      });
       assert.equal((await shop.deliver(target, 'orders/create', fresh.id, { secret: 'faux' })).status, 401);
       assert.equal(
         (await shop.deliver(target, 'orders/create', fresh.id, { omitSignature: true })).status,
@@ -526,6 +578,22 @@ describe('Shopify connector (issue 21)', () => {
       assert.match(repeated.body, /ignored/);
       const count = countedShopifyOrders(shop).length;
       await eventually('the new order counted', state, (c) => c.orders === count && !c.running, 30_000);
+      const freshLines = () =>
+        linesOf(org.id, quiet.db).then((rows) => rows.filter((r) => r.external_id === String(fresh.id)));
+      const [tee] = await freshLines();
+      assert.deepEqual(
+        [tee!.variant_id, tee!.subtotal, tee!.discount, tee!.refunded_quantity],
+        ['8012', '40.00', '4.00', 0],
+      );
+      shop.addRefund(fresh.id);
+      assert.equal((await shop.deliver(target, 'refunds/create', fresh.id)).status, 202);
+      const refunded = await eventually(
+        'the refunded line',
+        freshLines,
+        (rows) => rows[0]?.refunded_quantity === 2,
+      );
+      assert.equal(refunded[0]!.refunded_amount, '36.00');
+      assert.equal(refunded[1]!.refunded_amount, '0.00');
       const gone = countedShopifyOrders(shop)[0]!;
       shop.deleteOrder(gone.id);
       assert.equal((await shop.deliver(target, 'orders/delete', gone.id)).status, 202);

@@ -2,9 +2,9 @@
 // not grouped (groupObjects defaults to false): a child line (a line item, a shipping line, with
 // `__parentId`) comes somewhere AFTER its order's line, not necessarily right after it, with
 // other orders and their children in between. Read from the end towards the start, every child
-// is met before its order: its figures (the quantities, the shipping lines' taxes) are added up
-// under the order's id until the order's own line is reached, the order is then complete and
-// leaves memory. So memory holds only the orders whose children were met and whose line was not
+// is met before its order: its line items (kept whole for the order's lines, issue 27) and its
+// shipping lines' taxes (summed) wait under the order's id until the order's own line is reached,
+// the order is then complete and leaves memory. So memory holds only the orders whose children were met and whose line was not
 // yet (few, as Shopify writes children near their parent), never the file; a grouped file (older
 // versions) is read the same way. Slices of BULK_ORDERS_PER_PAGE orders are read by byte ranges;
 // the position (`to`: the bytes before it are still to read) is the cursor saved with each page.
@@ -31,12 +31,15 @@ export const MAX_OPEN_ORDERS = 500_000;
 /** Files whose carried children this process keeps between slices (one per backfill reading). */
 const CARRIED_FILES = 64;
 
-/** What an order's children add up to: its items and its shipping lines' taxes. */
+/** Line items carried at once, all orders together; past this, page by page (bounded memory). */
+export const MAX_OPEN_LINE_ITEMS = 200_000;
+
+/** What an order's children give: its line items (section 15) and its shipping lines' taxes. */
 interface Children {
-  items: number;
+  lineItems: Json[];
   tax: bigint;
-  /** A quantity or an amount that is not a number: the order is reported, not counted. */
-  unreadable: 'quantity' | 'amount' | undefined;
+  /** An amount that is not a number: the order is reported, not counted. */
+  unreadable: boolean;
 }
 
 /**
@@ -46,10 +49,13 @@ interface Children {
  */
 class OpenOrders {
   readonly byOrder = new Map<string, Children>();
+  private lineItems = 0;
   private undo: Map<string, Children | undefined> | undefined;
+  private undoLineItems = 0;
 
   begin(): void {
     this.undo = new Map();
+    this.undoLineItems = this.lineItems;
   }
 
   rollback(): void {
@@ -58,31 +64,35 @@ class OpenOrders {
       else this.byOrder.delete(id);
     }
     this.undo = undefined;
+    this.lineItems = this.undoLineItems;
   }
 
   private keep(id: string): void {
     if (!this.undo || this.undo.has(id)) return;
     const before = this.byOrder.get(id);
-    this.undo.set(id, before && { ...before });
+    this.undo.set(id, before && { ...before, lineItems: [...before.lineItems] });
   }
 
-  /** A child line's figures added to its order's (a line item's quantity, a shipping line's taxes). */
+  /** A child line kept under its order (a line item whole, a shipping line's taxes summed). */
   add(line: Json, parentId: string): void {
     this.keep(parentId);
     let children = this.byOrder.get(parentId);
     if (!children) {
       if (this.byOrder.size >= MAX_OPEN_ORDERS) throw new TooManyOpenOrders();
-      children = { items: 0, tax: 0n, unreadable: undefined };
+      children = { lineItems: [], tax: 0n, unreadable: false };
       this.byOrder.set(parentId, children);
     }
     const id = typeof line.id === 'string' ? line.id : '';
     if (id.startsWith('gid://shopify/LineItem/')) {
-      if (Number.isSafeInteger(line.quantity)) children.items += line.quantity as number;
-      else children.unreadable ??= 'quantity';
+      if (++this.lineItems > MAX_OPEN_LINE_ITEMS) throw new TooManyOpenOrders();
+      const item = { ...line };
+      delete item.__parentId;
+      // Read from the end: pushed last first, put back in the file's order when taken.
+      children.lineItems.push(item);
     } else if (id.startsWith('gid://shopify/ShippingLine/')) {
       for (const tax of nodesOf(line.taxLines)) {
         const amount = shopCents(tax.priceSet);
-        if (amount === undefined) children.unreadable ??= 'amount';
+        if (amount === undefined) children.unreadable = true;
         else children.tax += amount;
       }
     }
@@ -93,6 +103,7 @@ class OpenOrders {
     this.keep(id);
     const children = this.byOrder.get(id);
     this.byOrder.delete(id);
+    this.lineItems -= children?.lineItems.length ?? 0;
     return children;
   }
 }
@@ -181,16 +192,15 @@ function parse(text: string): Json | undefined {
 }
 
 /**
- * The order's line with its children as mapping.ts reads them: one line item holding the summed
- * quantity, one shipping line holding the summed taxes (an unreadable one kept unreadable).
+ * The order's line with its children as mapping.ts reads them: its line items in the file's
+ * order, one shipping line holding the summed taxes (an unreadable one kept unreadable).
  */
 function completed(order: Json, children: Children | undefined): Json {
-  const quantity = children?.unreadable === 'quantity' ? null : (children?.items ?? 0);
   const cents = children?.tax ?? 0n;
-  const amount = children?.unreadable === 'amount' ? 'illisible' : centsText(cents);
+  const amount = children?.unreadable ? 'illisible' : centsText(cents);
   return {
     ...order,
-    lineItems: { nodes: [{ quantity }] },
+    lineItems: { nodes: [...(children?.lineItems ?? [])].reverse() },
     shippingLines: { nodes: [{ taxLines: [{ priceSet: { shopMoney: { amount } } }] }] },
   };
 }

@@ -12,13 +12,19 @@ import { sleep, type RetryPolicy } from '../polite-get.js';
 import type { StoreHttpOptions } from '../store-http.js';
 import { fileSizeOf, readBackward, type BackwardSlice } from './bulk-file.js';
 import type { ShopifyGraphql } from './graphql.js';
+import { LINE_ITEM_FIELDS } from './queries.js';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const MONEY = '{ shopMoney { amount } }';
-/** The bulk query: the page query's order fields, connections without `first`. */
+/**
+ * The bulk query: the page query's order fields, connections without `first`. No refunds: in a
+ * bulk query a connection may not sit inside a list field (Order.refunds is a list), so the
+ * refunds' line items cannot be asked for here; an order with refunds is read again whole by id
+ * (shopify.ts), as it already was for its refunds' taxes.
+ */
 export const BULK_ORDERS = `{
   orders(sortKey: ID) {
     edges { node {
@@ -31,7 +37,7 @@ export const BULK_ORDERS = `{
       totalRefundedSet ${MONEY}
       originalTotalDutiesSet ${MONEY}
       originalTotalAdditionalFeesSet ${MONEY}
-      lineItems { edges { node { id quantity } } }
+      lineItems { edges { node { ${LINE_ITEM_FIELDS} } } }
       shippingLines { edges { node { id taxLines { priceSet ${MONEY} } } } }
     } }
   }

@@ -16,10 +16,12 @@
 //   refund_total    totalRefundedSet.shopMoney
 //   refund_tax      the refunds' line items' totalTaxSet and shipping lines' taxAmountSet
 //   refund_shipping the refunds' shipping lines' subtotalAmountSet
+//   lines           lineItems with the refunds' refundLineItems (SPEC section 15, lines.ts)
 // with refund_shipping ≤ refund_total and refund_tax ≤ refund_total − refund_shipping.
 // Amounts are the shop's currency (shopMoney), never the customer's (presentment) one.
 import type { OrderLine, UnmappedOrder } from '../connector.js';
 import { cents, decimalText } from '../woocommerce/mapping.js';
+import { soldLines } from './lines.js';
 
 type Json = Record<string, unknown>;
 
@@ -92,7 +94,8 @@ export function orderLine(
   if (typeof processed !== 'string' || !PROCESSED_AT.test(processed) || Number.isNaN(Date.parse(processed))) {
     return fail('processedAt manquant ou illisible');
   }
-  const quantities = nodesOf(order.lineItems).map((item) => item.quantity);
+  const items = nodesOf(order.lineItems);
+  const quantities = items.map((item) => item.quantity);
   if (!quantities.every((q) => Number.isSafeInteger(q))) return fail('quantité d’article illisible');
   const shippingTax = sum(
     nodesOf(order.shippingLines).flatMap((line) => nodesOf(line.taxLines).map((t) => shopCents(t.priceSet))),
@@ -105,7 +108,10 @@ export function orderLine(
     order.originalTotalAdditionalFeesSet,
     order.totalRefundedSet,
   ].map(shopCents);
-  const parts = refundParts(Array.isArray(order.refunds) ? order.refunds.filter(isObject) : []);
+  const refunds = Array.isArray(order.refunds) ? order.refunds.filter(isObject) : [];
+  const parts = refundParts(refunds);
+  const lines = soldLines(items, refunds, order.taxesIncluded === true);
+  if (typeof lines === 'string') return fail(lines);
   if (
     [total, tax, shippingPrice, duties, fees, refunded, shippingTax].some((a) => a === undefined) ||
     !parts
@@ -130,6 +136,7 @@ export function orderLine(
     refund_total: decimalText(refundTotal),
     refund_tax: decimalText(min(parts.tax, refundTotal - refundShipping)),
     refund_shipping: decimalText(refundShipping),
+    lines,
   };
   return { line };
 }

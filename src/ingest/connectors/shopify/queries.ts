@@ -21,47 +21,61 @@ const ORDER_FIELDS = `
 /** Order 1, billing address 1, six money bags 2 each, shipping lines 2 + 5 × (1 + tax lines 3). */
 const ORDER_FIELDS_COST = 1 + 1 + 6 * 2 + (2 + 5 * 4);
 
-const PAGE_LINE_ITEMS = 25;
-const pageOrderCost = ORDER_FIELDS_COST + 2 + PAGE_LINE_ITEMS + 1;
-/** Orders a page asks for: 14 × 64 + 3 = 899 points, under the 1,000 of a single query. */
+/** A line item as section 15 reads it (lines.ts); shared with the bulk query (bulk.ts). */
+export const LINE_ITEM_FIELDS = `id quantity title variantTitle sku
+  product { id productType } variant { id }
+  originalTotalSet ${MONEY}
+  discountAllocations { allocatedAmountSet ${MONEY} }
+  taxLines { priceSet ${MONEY} rate }`;
+/** The node 1, product 1, variant 1, three money bags (their list once each) 2 + 1 + 1… = 11. */
+const LINE_ITEM_COST = 1 + 1 + 1 + 2 + 3 + 3;
+
+const PAGE_LINE_ITEMS = 5;
+const pageOrderCost = ORDER_FIELDS_COST + 2 + PAGE_LINE_ITEMS * LINE_ITEM_COST + 1;
+/** Orders a page asks for: 9 × 94 + 3 = 849 points, under the 1,000 of a single query. */
 export const ORDERS_PER_PAGE = Math.floor((900 - 3) / pageOrderCost);
 
 export const ORDERS_PAGE = `query SalesMetricsOrders($first: Int!, $after: String, $query: String, $sortKey: OrderSortKeys!) {
   orders(first: $first, after: $after, query: $query, sortKey: $sortKey) {
     nodes {
       id ${ORDER_FIELDS}
-      lineItems(first: ${PAGE_LINE_ITEMS}) { nodes { quantity } pageInfo { hasNextPage } }
+      lineItems(first: ${PAGE_LINE_ITEMS}) { nodes { ${LINE_ITEM_FIELDS} } pageInfo { hasNextPage } }
     }
     pageInfo { hasNextPage endCursor }
   }
 }`;
 export const ORDERS_PAGE_COST = 3 + ORDERS_PER_PAGE * pageOrderCost;
 
-const DETAIL_LINE_ITEMS = 100;
-const REFUNDS = 5;
-const REFUND_LINE_ITEMS = 25;
+const DETAIL_LINE_ITEMS = 25;
+const REFUNDS = 3;
+const REFUND_LINE_ITEMS = 20;
+/** What a refund gave back of a line item (lines.ts) and its tax (refund_tax, mapping.ts). */
+const REFUND_LINE_ITEM_FIELDS = `quantity lineItem { id } subtotalSet ${MONEY} totalTaxSet ${MONEY}`;
+/** The node 1, its line item 1, two money bags 2 each. */
+const REFUND_LINE_ITEM_COST = 1 + 1 + 2 + 2;
 const REFUND_SHIPPING_LINES = 3;
 /** One refund's parts; more pages of either connection by `after` (shopify.ts). */
 const REFUND_FIELDS = `id
-      refundLineItems(first: ${REFUND_LINE_ITEMS}) { nodes { totalTaxSet ${MONEY} } pageInfo { hasNextPage endCursor } }
+      refundLineItems(first: ${REFUND_LINE_ITEMS}) { nodes { ${REFUND_LINE_ITEM_FIELDS} } pageInfo { hasNextPage endCursor } }
       refundShippingLines(first: ${REFUND_SHIPPING_LINES}) {
         nodes { subtotalAmountSet ${MONEY} taxAmountSet ${MONEY} } pageInfo { hasNextPage endCursor }
       }`;
-/** The refund 1, its line items 2 + 25 × 3, its shipping lines 2 + 3 × 5. */
-const REFUND_COST = 1 + 2 + REFUND_LINE_ITEMS * 3 + 2 + REFUND_SHIPPING_LINES * 5;
+/** The refund 1, its line items 2 + 20 × 6, its shipping lines 2 + 3 × 5. */
+const REFUND_COST = 1 + 2 + REFUND_LINE_ITEMS * REFUND_LINE_ITEM_COST + 2 + REFUND_SHIPPING_LINES * 5;
 /** One whole order: its line items (more pages by `after`) and its refunds with their parts. */
 export const ORDER_DETAIL = `query SalesMetricsOrder($id: ID!, $after: String) {
   order(id: $id) {
     id ${ORDER_FIELDS}
-    lineItems(first: ${DETAIL_LINE_ITEMS}, after: $after) { nodes { quantity } pageInfo { hasNextPage endCursor } }
+    lineItems(first: ${DETAIL_LINE_ITEMS}, after: $after) { nodes { ${LINE_ITEM_FIELDS} } pageInfo { hasNextPage endCursor } }
     refunds(first: ${REFUNDS}) { ${REFUND_FIELDS} }
     refundIds: refunds { id }
   }
 }`;
-/** `refunds` is a list, not a connection: the first five whole, then every refund's id (1 point). */
-export const ORDER_DETAIL_COST = ORDER_FIELDS_COST + 3 + DETAIL_LINE_ITEMS + REFUNDS * REFUND_COST + 1;
+/** `refunds` is a list, not a connection: the first three whole, then every refund's id (1 point). */
+export const ORDER_DETAIL_COST =
+  ORDER_FIELDS_COST + 3 + DETAIL_LINE_ITEMS * LINE_ITEM_COST + REFUNDS * REFUND_COST + 1;
 
-/** A refund past the detail's first five (Order.refunds has no `after`: read by its id). */
+/** A refund past the detail's first three (Order.refunds has no `after`: read by its id). */
 export const REFUND = `query SalesMetricsRefund($id: ID!) { refund(id: $id) { ${REFUND_FIELDS} } }`;
 export const REFUND_QUERY_COST = REFUND_COST;
 
@@ -81,21 +95,22 @@ export const REFUND_SHIPPING_LINES_PAGE = `query SalesMetricsRefundShippingLines
 }`;
 export const REFUND_SHIPPING_LINES_COST = 1 + 2 + 150 * 5;
 
-/** More line items of one refund (past the detail's first 25). */
+/** More line items of one refund (past the detail's first 20). */
 export const REFUND_LINE_ITEMS_PAGE = `query SalesMetricsRefundLineItems($id: ID!, $after: String) {
   refund(id: $id) {
-    refundLineItems(first: 250, after: $after) { nodes { totalTaxSet ${MONEY} } pageInfo { hasNextPage endCursor } }
+    refundLineItems(first: 150, after: $after) { nodes { ${REFUND_LINE_ITEM_FIELDS} } pageInfo { hasNextPage endCursor } }
   }
 }`;
-export const REFUND_LINE_ITEMS_COST = 1 + 3 + 250 * 3;
+export const REFUND_LINE_ITEMS_COST = 1 + 3 + 150 * REFUND_LINE_ITEM_COST;
 
-/** More line items of one order (past the detail's first 100). */
+/** Line items of one order read per page past the detail's first 25. */
+export const LINE_ITEMS_PER_PAGE = 80;
 export const LINE_ITEMS = `query SalesMetricsLineItems($id: ID!, $after: String) {
   order(id: $id) {
-    lineItems(first: 250, after: $after) { nodes { quantity } pageInfo { hasNextPage endCursor } }
+    lineItems(first: ${LINE_ITEMS_PER_PAGE}, after: $after) { nodes { ${LINE_ITEM_FIELDS} } pageInfo { hasNextPage endCursor } }
   }
 }`;
-export const LINE_ITEMS_COST = 1 + 3 + 250;
+export const LINE_ITEMS_COST = 1 + 3 + LINE_ITEMS_PER_PAGE * LINE_ITEM_COST;
 
 export const IDS_PER_PAGE = 250;
 export const ORDER_IDS = `query SalesMetricsOrderIds($first: Int!, $after: String) {

@@ -31,11 +31,11 @@ const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const gid = (id: string) => `gid://shopify/Order/${id}`;
-/** The most pages of one order's line items read (25,000 lines). */
-const MAX_LINE_ITEM_PAGES = 100;
+/** The most pages of one order's line items read (about 25,000 line items, 80 a page). */
+const MAX_LINE_ITEM_PAGES = 313;
 /** The most orders read one by one after a bulk file named them without their line. */
 const MAX_STRAYS = 1_000;
-/** The most refunds of one order read (each is one request past the first five). */
+/** The most refunds of one order read (each is one request past the first three). */
 const MAX_REFUNDS = 1_000;
 
 /** Shopify's search syntax for "updated since": the instant in UTC, quoted. */
@@ -76,7 +76,7 @@ class ShopifyApi implements StoreApi {
 
   /**
    * Every refund of the order, whole: `Order.refunds` is a list without `after`, so the detail
-   * asks for the first five with their parts and every id; the others are read by id (issue 21
+   * asks for the first three with their parts and every id; the others are read by id (issue 21
    * item 4: refund_tax and refund_shipping exact for any number of refunds).
    */
   private async allRefunds(order: Json): Promise<Json[]> {
@@ -105,7 +105,7 @@ class ShopifyApi implements StoreApi {
     return { nodes };
   }
 
-  /** A refund with all its line items and shipping lines (the detail gave the first 25 and 3). */
+  /** A refund with all its line items and shipping lines (the detail gave the first 20 and 3). */
   private async wholeRefund(refund: Json): Promise<Json> {
     if (typeof refund.id !== 'string') return refund;
     const id = refund.id;
@@ -426,11 +426,14 @@ const ORDER_TOPICS = new Set([
   'orders/delete',
   'orders/cancelled',
   'orders/paid',
+  // A refund's body is the refund: its order is `order_id` (issue 27: its lines refunded).
+  'refunds/create',
 ]);
 
 /**
  * A delivery: X-Shopify-Hmac-Sha256 is the base64 HMAC-SHA256 of the raw body with the app's
- * secret. The order is named by the body's `id` (its legacy id); X-Shopify-Webhook-Id names the
+ * secret. The order is named by the body's `id` (its legacy id; a refund's `order_id`); the body's
+ * own figures are not used, the order is read again whole. X-Shopify-Webhook-Id names the
  * delivery (Shopify sends one again when an answer is late).
  */
 export function readWebhook(
@@ -442,6 +445,7 @@ export function readWebhook(
     { signature: headers['x-shopify-hmac-sha256'], topic: headers['x-shopify-topic'], body },
     secret,
     ORDER_TOPICS,
+    (topic) => (topic === 'refunds/create' ? 'order_id' : 'id'),
   );
   if (!('id' in read)) return read;
   const deliveryId = headers['x-shopify-webhook-id'];
