@@ -86,7 +86,9 @@ const LINE_METRICS = [
   'product_net_sales',
 ];
 const QUERIES: Record<string, string> = {
-  Q2: `metrics=${METRICS.map((m) => m.id).join(',')}&dimensions=date&${period}`,
+  Q2: `metrics=${METRICS.filter((m) => m.grain === 'order')
+    .map((m) => m.id)
+    .join(',')}&dimensions=date&${period}`,
   L1: `metrics=${LINE_METRICS.join(',')}&dimensions=product&${period}`,
   L2: `dimensions=product&sort=-product_net_sales&${period}`,
 };
