@@ -205,3 +205,135 @@ export function localDays(from: string, to: string, zone: string): LocalDays {
   }
   return { labels, dayOfHour, hourZero };
 }
+
+/** The six line metrics of SPEC L3 for one row, money in currency units. */
+export interface ReferenceLineRow {
+  product: string;
+  units_sold: number;
+  units_refunded: number;
+  product_gross_sales: number;
+  product_discounts: number;
+  product_refunds: number;
+  product_net_sales: number;
+}
+
+/**
+ * The same orders' lines (SPEC section 15) as typed arrays, one entry a line: its order's instant
+ * and whether its status is excluded (L3: a line is counted when its order is), its product name
+ * (L2 `product`, `Unknown` when empty) as a dense id, and its counts and amounts in cents.
+ */
+export class ReferenceLines {
+  private count = 0;
+  private seconds: Float64Array;
+  private excluded: Uint8Array;
+  private product: Int32Array;
+  private quantity: Int32Array;
+  private refundedQuantity: Int32Array;
+  private subtotal: Float64Array;
+  private discount: Float64Array;
+  private refunded: Float64Array;
+  private readonly products = new Map<string, number>();
+  private readonly names: string[] = [];
+
+  constructor(capacity: number) {
+    this.seconds = new Float64Array(capacity);
+    this.excluded = new Uint8Array(capacity);
+    this.product = new Int32Array(capacity);
+    this.quantity = new Int32Array(capacity);
+    this.refundedQuantity = new Int32Array(capacity);
+    this.subtotal = new Float64Array(capacity);
+    this.discount = new Float64Array(capacity);
+    this.refunded = new Float64Array(capacity);
+  }
+
+  get lines(): number {
+    return this.count;
+  }
+
+  get productCount(): number {
+    return this.products.size;
+  }
+
+  add(order: DemoOrder): void {
+    const t = Math.floor(Date.parse(order.created_at) / 1000);
+    const excluded = EXCLUDED.has(order.status) ? 1 : 0;
+    for (const line of order.lines ?? []) {
+      const i = this.count++;
+      if (i >= this.seconds.length) this.growTo(2 * this.seconds.length);
+      this.seconds[i] = t;
+      this.excluded[i] = excluded;
+      const name = line.product_name === '' ? 'Unknown' : line.product_name;
+      let id = this.products.get(name);
+      if (id === undefined) {
+        this.products.set(name, (id = this.names.length));
+        this.names.push(name);
+      }
+      this.product[i] = id;
+      this.quantity[i] = line.quantity;
+      this.refundedQuantity[i] = line.refunded_quantity;
+      this.subtotal[i] = cents(line.subtotal);
+      this.discount[i] = cents(line.discount);
+      this.refunded[i] = cents(line.refunded_amount);
+    }
+  }
+
+  private growTo(capacity: number): void {
+    const grow = <T extends Float64Array | Int32Array | Uint8Array>(column: T): T => {
+      const larger = new (column.constructor as new (n: number) => T)(capacity);
+      larger.set(column);
+      return larger;
+    };
+    this.seconds = grow(this.seconds);
+    this.excluded = grow(this.excluded);
+    this.product = grow(this.product);
+    this.quantity = grow(this.quantity);
+    this.refundedQuantity = grow(this.refundedQuantity);
+    this.subtotal = grow(this.subtotal);
+    this.discount = grow(this.discount);
+    this.refunded = grow(this.refunded);
+  }
+
+  /** `product` × the six line metrics over [from, to] (UTC days, T1), one row a product sold. */
+  byProduct(from: string, to: string): ReferenceLineRow[] {
+    const start = Date.parse(`${from}T00:00:00Z`) / 1000;
+    const end = Date.parse(`${to}T00:00:00Z`) / 1000 + 86_400;
+    const n = this.products.size;
+    const [lines, units, refundedUnits, gross, discounts, refunds] = Array.from(
+      { length: 6 },
+      () => new Float64Array(n),
+    ) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+    const { seconds, excluded, product } = this;
+    for (let i = 0; i < this.count; i++) {
+      const t = seconds[i]!;
+      if (t < start || t >= end || excluded[i] === 1) continue;
+      const p = product[i]!;
+      lines[p]! += 1;
+      units[p]! += this.quantity[i]! - this.refundedQuantity[i]!;
+      refundedUnits[p]! += this.refundedQuantity[i]!;
+      gross[p]! += this.subtotal[i]!;
+      discounts[p]! += this.discount[i]!;
+      refunds[p]! += this.refunded[i]!;
+    }
+    const rows: ReferenceLineRow[] = [];
+    for (let p = 0; p < n; p++) {
+      if (lines[p] === 0) continue; // L4: a row for each product with a counted line
+      rows.push({
+        product: this.names[p]!,
+        units_sold: units[p]!,
+        units_refunded: refundedUnits[p]!,
+        product_gross_sales: gross[p]! / 100,
+        product_discounts: discounts[p]! / 100,
+        product_refunds: refunds[p]! / 100,
+        product_net_sales: (gross[p]! - discounts[p]! - refunds[p]!) / 100,
+      });
+    }
+    return rows;
+  }
+
+  /** The ten products of the largest net sales (L7: `sort=-product_net_sales&limit=10`). */
+  topTen(from: string, to: string): ReferenceLineRow[] {
+    return this.byProduct(from, to)
+      .sort((a, b) => b.product_net_sales - a.product_net_sales)
+      .slice(0, 10);
+  }
+}

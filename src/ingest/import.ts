@@ -43,6 +43,7 @@ import {
   createImportLines,
   dropImportLines,
   importLinesTable,
+  importOrderLinesTable,
   sharedStaging,
   DeferredStaging,
   type Stager,
@@ -242,7 +243,12 @@ async function mergeLines(
       await onCommit(tx, counts);
       return counts;
     }
-    const lines = tableLines(importLinesTable(importId), staged, where.repeats);
+    const lines = tableLines(
+      importLinesTable(importId),
+      importOrderLinesTable(importId),
+      staged,
+      where.repeats,
+    );
     const counts = await mergeStaged(tx, organizationId, importId, lines);
     await dropImportLines(tx, importId);
     await onCommit(tx, counts);

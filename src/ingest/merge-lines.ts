@@ -1,10 +1,18 @@
 // An import's order lines (SPEC section 15, L1) into order_lines, in the merge's transaction
-// (src/ingest/merge.ts, stream-merge.ts). Each staged order carries its lines as one JSON array
-// (src/ingest/staging.ts), expanded here by the database. A line belongs to one version of its
+// (src/ingest/merge.ts, stream-merge.ts). A file import's own staging holds them one typed row a
+// line, beside its orders (src/ingest/staging.ts); the shared import_staging holds each order's
+// lines as one JSON array, expanded here by the database. Either way a staged order `s` has its
+// lines as a FROM item (LinesOf) joined to it, set-based. A line belongs to one version of its
 // order (migration 017): lines are written only for orders whose row this transaction wrote, and
 // an order whose only change is in its lines gets its row stamped too, so that data_version,
 // change_xid and order_retirements see the change as the order's (I2).
 import { LINE_FIELDS } from './order-line.js';
+
+/**
+ * The staged lines of the staged order `s` (an alias): a FROM item of the columns `position`
+ * (from 0) and LINE_FIELDS, to LATERAL-join to it.
+ */
+export type LinesOf = (s: string) => string;
 
 // jsonb_to_recordset's column types, those of order_lines: the database checks each value once more.
 const LINE_TYPES: Record<(typeof LINE_FIELDS)[number], string> = {
@@ -22,25 +30,35 @@ const LINE_TYPES: Record<(typeof LINE_FIELDS)[number], string> = {
   refunded_amount: 'numeric(16, 2)',
 };
 
-/** The lines of staged row `s`, as `l` with `l.n` its place from 1 (a FROM item to LATERAL-join). */
-const EXPANDED = `ROWS FROM (jsonb_to_recordset(s.lines) AS (${LINE_FIELDS.map((f) => `${f} ${LINE_TYPES[f]}`).join(', ')}))
-  WITH ORDINALITY AS l (${LINE_FIELDS.join(', ')}, n)`;
+/** The lines of an order staged in import_staging: its JSON array, each line's place from 0. */
+export const jsonLinesOf: LinesOf = (s) => `(
+  SELECT (j.n - 1)::int AS position, ${LINE_FIELDS.map((f) => `j.${f}`).join(', ')}
+  FROM ROWS FROM (jsonb_to_recordset(${s}.lines) AS (${LINE_FIELDS.map((f) => `${f} ${LINE_TYPES[f]}`).join(', ')}))
+    WITH ORDINALITY AS j (${LINE_FIELDS.join(', ')}, n))`;
+
+/**
+ * The lines of an order staged in a file import's own tables: those of its line number (the
+ * planner turns it into a join). `where`: a further condition on the lines `li` (a batch's range).
+ */
+export const tableLinesOf =
+  (table: string, where = 'true'): LinesOf =>
+  (s) =>
+    `(SELECT * FROM ${table} li WHERE li.line = ${s}.line AND ${where})`;
 
 const STORED_COLUMNS = `organization_id, store_id, external_id, position, ${LINE_FIELDS.join(', ')}`;
-const expandedColumns = `$1::bigint, st.id, s.external_id, (l.n - 1)::int, ${LINE_FIELDS.map((f) => `l.${f}`).join(', ')}`;
+const LINE_VALUES = LINE_FIELDS.map((f) => `l.${f}`).join(', ');
 
 /** Inserts the lines of every staged order of `from` (a FROM item): orders all new or all rewritten. */
-export const insertLinesOf = (from: string): string => `
+export const insertLinesOf = (from: string, linesOf: LinesOf): string => `
   INSERT INTO order_lines (${STORED_COLUMNS})
-  SELECT ${expandedColumns} FROM ${from} s
+  SELECT $1::bigint, st.id, s.external_id, l.position, ${LINE_VALUES} FROM ${from} s
   JOIN stores st ON st.organization_id = $1 AND st.address = s.store_address
-  CROSS JOIN LATERAL ${EXPANDED}
-  WHERE s.lines IS NOT NULL`;
+  CROSS JOIN LATERAL ${linesOf('s')} l`;
 
 // The staged orders of `from` whose row this transaction wrote (inserted or replaced: its
 // change_xid, migration 012), each looked up by its whole key.
 const writtenNow = (from: string): string => `
-  SELECT st.id AS store_id, s.external_id, s.lines FROM ${from} s
+  SELECT st.id AS store_id, s.* FROM ${from} s
   JOIN stores st ON st.organization_id = $1 AND st.address = s.store_address
   JOIN orders o ON o.organization_id = $1 AND o.store_id = st.id AND o.external_id = s.external_id
   WHERE o.change_xid = pg_current_xact_id()`;
@@ -51,31 +69,29 @@ export const deleteRewrittenLines = (from: string): string => `
   WHERE ol.organization_id = $1 AND ol.store_id = w.store_id AND ol.external_id = w.external_id`;
 
 /** I2: inserts the lines of the staged orders of `from` that this transaction wrote. */
-export const insertRewrittenLines = (from: string): string => `
+export const insertRewrittenLines = (from: string, linesOf: LinesOf): string => `
   INSERT INTO order_lines (${STORED_COLUMNS})
-  SELECT $1::bigint, s.store_id, s.external_id, (l.n - 1)::int, ${LINE_FIELDS.map((f) => `l.${f}`).join(', ')}
+  SELECT $1::bigint, s.store_id, s.external_id, l.position, ${LINE_VALUES}
   FROM (${writtenNow(from)}) s
-  CROSS JOIN LATERAL ${EXPANDED}
-  WHERE s.lines IS NOT NULL`;
+  CROSS JOIN LATERAL ${linesOf('s')} l`;
 
 // An order's stored lines and its staged ones, as arrays of typed rows in their order: equal
 // exactly when every field of every line is (12.3 = 12.30, as numeric).
-const linesDiffer = `
+const linesDiffer = (linesOf: LinesOf): string => `
   ARRAY(SELECT ROW(${LINE_FIELDS.map((f) => `ol.${f}`).join(', ')}) FROM order_lines ol
         WHERE ol.organization_id = $1 AND ol.store_id = o.store_id AND ol.external_id = o.external_id
         ORDER BY ol.position)
   IS DISTINCT FROM
-  ARRAY(SELECT ROW(${LINE_FIELDS.map((f) => `l.${f}`).join(', ')})
-        FROM ${EXPANDED} ORDER BY l.n)`;
+  ARRAY(SELECT ROW(${LINE_VALUES}) FROM ${linesOf('s')} l ORDER BY l.position)`;
 
 /**
  * I2: stamps, as the upsert would, the existing orders of `from` (a FROM item of one line per
  * order) that the file gives unchanged but for their lines: the upsert leaves those rows alone
  * (`unchanged` is its own test, negated), and their lines are then replaced with the others'.
  */
-export const stampLineChanges = (from: string, unchanged: string): string => `
+export const stampLineChanges = (from: string, linesOf: LinesOf, unchanged: string): string => `
   UPDATE orders o SET updated_at = now(), change_xid = pg_current_xact_id()
   FROM ${from} s
   JOIN stores st ON st.organization_id = $1 AND st.address = s.store_address
   WHERE o.organization_id = $1 AND o.store_id = st.id AND o.external_id = s.external_id
-    AND ${unchanged} AND ${linesDiffer}`;
+    AND ${unchanged} AND ${linesDiffer(linesOf)}`;

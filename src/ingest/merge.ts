@@ -15,7 +15,10 @@ import {
   deleteRewrittenLines,
   insertLinesOf,
   insertRewrittenLines,
+  jsonLinesOf,
   stampLineChanges,
+  tableLinesOf,
+  type LinesOf,
 } from './merge-lines.js';
 import { ORDER_COLUMNS } from './staging.js';
 
@@ -27,6 +30,10 @@ export interface StagedLines {
   readonly count: number;
   /** Known to repeat an order (a streamed import found one): the last line of each is kept at once. */
   readonly repeats?: boolean;
+  /** Each staged order's lines (L1). */
+  readonly linesOf: LinesOf;
+  /** Run before a merge into existing orders: what looks an order's staged lines up by its line. */
+  readonly prepareExisting?: string;
 }
 
 /** The connector's pages, in the shared import_staging. */
@@ -34,14 +41,23 @@ export const sharedLines = (count: number): StagedLines => ({
   from: '(SELECT * FROM import_staging WHERE organization_id = $1 AND import_id = $2)',
   byImport: true,
   count,
+  linesOf: jsonLinesOf,
 });
 
-/** A file import's own table (createImportLines). */
-export const tableLines = (table: string, count: number, repeats = false): StagedLines => ({
+/** A file import's own tables (createImportLines): its orders', and their lines'. */
+export const tableLines = (
+  table: string,
+  linesTable: string,
+  count: number,
+  repeats = false,
+): StagedLines => ({
   from: table,
   byImport: false,
   count,
   repeats,
+  linesOf: tableLinesOf(linesTable),
+  // The comparison of stored and staged lines (stampLineChanges) looks each order's up.
+  prepareExisting: `CREATE INDEX IF NOT EXISTS ${linesTable}_by_line ON ${linesTable} (line)`,
 });
 
 // A parameter a statement does not use has no type, which PostgreSQL refuses: each statement
@@ -187,7 +203,7 @@ async function mergeIntoEmpty(
   const { repeats } = await withoutRepeatsFirst(tx, lines, (repeated) =>
     tx.query(insertOrdersOf(latest(lines, repeated)), params),
   );
-  await tx.query(insertLinesOf(latest(lines, repeats)), params); // L1: every order is new
+  await tx.query(insertLinesOf(latest(lines, repeats), lines.linesOf), params); // L1: every order is new
   if (repeats) {
     // The orders now hold the last line of each order: the first orders are computed from them.
     await refreshFirstOrders(tx, organizationId, 'all');
@@ -215,15 +231,16 @@ async function mergeIntoExisting(
     linesParams(lines, organizationId, importId),
   );
   const repeated = found?.repeated ?? 0;
+  if (lines.prepareExisting !== undefined) await tx.query(lines.prepareExisting);
   await tx.query(rememberReplacedCustomers(lines), [organizationId, importId]);
   const orders = latest(lines, repeated > 0);
   // I2, L1: an order changed only in its lines is stamped first (the upsert leaves it alone)...
-  await tx.query(stampLineChanges(orders, UNCHANGED), params);
+  await tx.query(stampLineChanges(orders, lines.linesOf, UNCHANGED), params);
   const [counts] = await tx.query<{ imported: number }>(upsertLines(lines, repeated > 0), params);
   if (counts === undefined) throw new Error('merge returned no row');
   // ...then every order this transaction wrote gets the file's lines, wholly (`lines` absent: none).
   await tx.query(deleteRewrittenLines(orders), params);
-  await tx.query(insertRewrittenLines(orders), params);
+  await tx.query(insertRewrittenLines(orders, lines.linesOf), params);
   await refreshFirstOrders(tx, organizationId, { customersOfImport: importId });
   // Every order the file names that was not new existed: replaced, or already as the file says.
   return { imported: counts.imported, updated: lines.count - repeated - counts.imported };

@@ -1,10 +1,14 @@
 // Where an import's valid lines wait until its merge (I1: nothing reaches orders before it).
 // A file import stages into a table of its own, `import_lines_<import id>`: UNLOGGED, without an
 // index, without the organization and import id on every row, and dropped at once when the import
-// ends, whatever its size; a killed import's table is dropped by recoverInterruptedImports. The
+// ends, whatever its size; a killed import's table is dropped by recoverInterruptedImports. Its
+// orders' lines (L1) go into a second such table, `import_order_lines_<import id>`, one typed row
+// a line, by a COPY of their own: the database reads them as it reads the orders' fields, where
+// a JSON array an order cost it four times the COPY of the orders alone (issue 27, item 6). The
 // store connector's pages, small and frequent, share import_staging instead (a table a page would
-// churn the catalogue, which PGlite never vacuums).
+// churn the catalogue, which PGlite never vacuums), their lines as one JSON array an order.
 import type { Database, Queryable } from '../db/database.js';
+import { LINE_FIELDS, type OrderLineRecord } from './order-line.js';
 import type { OrderRecord } from './validate-order.js';
 
 /** Orders a COPY batch holds (a few megabytes of text). */
@@ -58,10 +62,39 @@ export function stagedRow(line: number, o: OrderRecord): string {
   return `${line}\t${copyField(o.storeAddress)}\t${copyField(o.externalId)}\t${o.createdAt}\t${copyField(o.status)}\t${o.billingCountry ?? NULL}\t${o.customer ?? NULL}\t${o.items}\t${o.total}\t${o.taxTotal}\t${o.shippingTotal}\t${o.feeTotal}\t${o.refundTotal}\t${o.refundTax}\t${o.refundShipping}\t${lines}\n`;
 }
 
-/** Where staged rows go: a COPY statement, and what each row starts with before its line. */
+/**
+ * An order's lines as rows of COPY's text format, one a line: the order's line number, the line's
+ * place from 0, then LINE_FIELDS (categories as an array literal).
+ */
+export function stagedLineRows(line: number, lines: readonly OrderLineRecord[]): string {
+  let rows = '';
+  for (const [position, l] of lines.entries()) {
+    rows += `${line}\t${position}\t${copyField(l.line_id)}\t${copyField(l.product_id)}\t${copyField(l.variant_id)}\t${copyField(l.sku)}\t${copyField(l.product_name)}\t${copyField(l.variant_name)}\t${copyField(arrayLiteral(l.categories))}\t${l.quantity}\t${l.subtotal}\t${l.discount}\t${l.refunded_quantity}\t${l.refunded_amount}\n`;
+  }
+  return rows;
+}
+
+const ARRAY_SPECIAL = /["\\]/g;
+
+/** A text[] literal: every element quoted, its quotes and backslashes escaped ({} when empty). */
+export function arrayLiteral(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replace(ARRAY_SPECIAL, (c) => `\\${c}`)}"`).join(',')}}`;
+}
+
+/** One order as a row of COPY's text format, its order columns only (its lines staged apart). */
+export function stagedOrderRow(line: number, o: OrderRecord): string {
+  return `${line}\t${copyField(o.storeAddress)}\t${copyField(o.externalId)}\t${o.createdAt}\t${copyField(o.status)}\t${o.billingCountry ?? NULL}\t${o.customer ?? NULL}\t${o.items}\t${o.total}\t${o.taxTotal}\t${o.shippingTotal}\t${o.feeTotal}\t${o.refundTotal}\t${o.refundTax}\t${o.refundShipping}\n`;
+}
+
+/**
+ * Where staged rows go: a COPY statement, and what each row starts with before its line; with
+ * `linesCopy`, the orders' lines go by that second COPY, one row a line (stagedLineRows), and
+ * the orders' rows hold no JSON array.
+ */
 export interface StagingTarget {
   readonly copy: string;
   readonly rowPrefix: string;
+  readonly linesCopy?: string;
 }
 
 /** import_staging, shared by the connector's pages: rows carry their organization and import. */
@@ -84,6 +117,11 @@ export function importLinesTable(importId: string): string {
   return `import_lines_${importId.replaceAll('-', '')}`;
 }
 
+/** The name of the table of an import's order lines (L1), beside importLinesTable's. */
+export function importOrderLinesTable(importId: string): string {
+  return importLinesTable(importId).replace('import_lines_', 'import_order_lines_');
+}
+
 /** The import id a table name stands for, or undefined for any other table. */
 export function importIdOfTable(table: string): string | undefined {
   const hex = LINES_TABLE.exec(table)?.[1];
@@ -102,15 +140,41 @@ export async function createImportLines(
   options: { byLine: boolean },
 ): Promise<StagingTarget> {
   const table = importLinesTable(importId);
-  // Scratch rows, read once: no autovacuum pass over them while the import runs.
+  const lines = importOrderLinesTable(importId);
+  // Scratch rows, read once: no autovacuum pass over them while the import runs. Both tables in
+  // one statement: a killed import leaves both or neither (dropImportLines drops both).
   await db.query(
     `CREATE UNLOGGED TABLE ${table} (line integer NOT NULL,
-       ${STAGED_COLUMNS.map((column) => `${column} ${COLUMN_TYPES[column]}`).join(', ')})
+       ${ORDER_COLUMNS.map((column) => `${column} ${COLUMN_TYPES[column]}`).join(', ')})
+     WITH (autovacuum_enabled = false);
+     CREATE UNLOGGED TABLE ${lines} (line integer NOT NULL, position integer NOT NULL,
+       ${LINE_FIELDS.map((field) => `${field} ${LINE_COLUMN_TYPES[field]}`).join(', ')})
      WITH (autovacuum_enabled = false)`,
   );
-  if (options.byLine) await db.query(`CREATE INDEX ON ${table} (line)`);
-  return { copy: `COPY ${table} (line, ${STAGED_COLUMNS.join(', ')}) FROM STDIN`, rowPrefix: '' };
+  if (options.byLine)
+    await db.query(`CREATE INDEX ON ${table} (line); CREATE INDEX ${lines}_by_line ON ${lines} (line)`);
+  return {
+    copy: `COPY ${table} (line, ${ORDER_COLUMNS.join(', ')}) FROM STDIN`,
+    rowPrefix: '',
+    linesCopy: `COPY ${lines} (line, position, ${LINE_FIELDS.join(', ')}) FROM STDIN`,
+  };
 }
+
+// Those of order_lines (migration 017): the database checks each value once more.
+export const LINE_COLUMN_TYPES: Record<(typeof LINE_FIELDS)[number], string> = {
+  line_id: 'text NOT NULL',
+  product_id: 'text',
+  variant_id: 'text',
+  sku: 'text',
+  product_name: 'text NOT NULL',
+  variant_name: 'text',
+  categories: 'text[] NOT NULL',
+  quantity: 'integer NOT NULL',
+  subtotal: 'numeric(16, 2) NOT NULL',
+  discount: 'numeric(16, 2) NOT NULL',
+  refunded_quantity: 'integer NOT NULL',
+  refunded_amount: 'numeric(16, 2) NOT NULL',
+};
 
 const AMOUNT = 'numeric(16, 2) NOT NULL';
 // As in import_staging (migration 001, 004): the database checks the types once more.
@@ -133,7 +197,7 @@ const COLUMN_TYPES: Record<(typeof STAGED_COLUMNS)[number], string> = {
 };
 
 export async function dropImportLines(db: Queryable, importId: string): Promise<void> {
-  await db.query(`DROP TABLE IF EXISTS ${importLinesTable(importId)}`);
+  await db.query(`DROP TABLE IF EXISTS ${importLinesTable(importId)}, ${importOrderLinesTable(importId)}`);
 }
 
 /** Every import's own table there is, by import id (recoverInterruptedImports drops the dead ones'). */
@@ -157,15 +221,46 @@ const FIRST_BUFFER_BYTES = 64 * 1024;
  */
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 
+/** COPY text written into a buffer as UTF-8 as it comes, grown as needed. */
+class CopyText {
+  private buffer: Buffer;
+  bytes = 0;
+
+  constructor(size = FIRST_BUFFER_BYTES) {
+    this.buffer = Buffer.allocUnsafe(size);
+  }
+
+  write(text: string): void {
+    // A UTF-16 code unit takes 3 bytes of UTF-8 at most.
+    if (this.bytes + 3 * text.length > this.buffer.length) this.grow(3 * text.length);
+    this.bytes += this.buffer.write(text, this.bytes);
+  }
+
+  private grow(needed: number): void {
+    const larger = Buffer.allocUnsafe(Math.max(2 * this.buffer.length, this.bytes + needed));
+    this.buffer.copy(larger, 0, 0, this.bytes);
+    this.buffer = larger;
+  }
+
+  /** The text written, handed over; a new buffer as large as this one had to be takes its place. */
+  take(): Buffer {
+    const data = this.buffer.subarray(0, this.bytes);
+    this.buffer = Buffer.allocUnsafe(this.buffer.length);
+    this.bytes = 0;
+    return data;
+  }
+}
+
 /**
  * Valid orders as COPY text, at most STAGING_BATCH of them, and the previous batch's COPY still
  * running: reading and validating the next batch overlaps with the database storing the last one.
  * Rows are written into a buffer as UTF-8 as they come: no batch-sized string is ever built, then
- * encoded (I3: a million lines are a few hundred megabytes of text).
+ * encoded (I3: a million lines are a few hundred megabytes of text). With the target's linesCopy,
+ * the orders' lines go into a second buffer, sent after the orders' by that COPY.
  */
 export class StagingBuffer {
-  private batch = Buffer.allocUnsafe(FIRST_BUFFER_BYTES);
-  private bytes = 0;
+  private readonly orders = new CopyText();
+  private readonly lines: CopyText | undefined;
   private rows = 0;
   private firstLine = 0;
   private lastLine = 0;
@@ -175,26 +270,27 @@ export class StagingBuffer {
     private readonly db: Database,
     private readonly target: StagingTarget,
     private readonly onStored?: StoredListener,
-  ) {}
+  ) {
+    if (target.linesCopy !== undefined) this.lines = new CopyText();
+  }
 
   get full(): boolean {
-    return this.rows >= STAGING_BATCH || this.bytes >= MAX_BATCH_BYTES;
+    return (
+      this.rows >= STAGING_BATCH ||
+      this.orders.bytes >= MAX_BATCH_BYTES ||
+      (this.lines?.bytes ?? 0) >= MAX_BATCH_BYTES
+    );
   }
 
   add(line: number, order: OrderRecord): void {
     if (this.rows === 0) this.firstLine = line;
     this.lastLine = line;
-    const row = this.target.rowPrefix + stagedRow(line, order);
-    // A UTF-16 code unit takes 3 bytes of UTF-8 at most.
-    if (this.bytes + 3 * row.length > this.batch.length) this.grow(3 * row.length);
-    this.bytes += this.batch.write(row, this.bytes);
+    if (this.lines === undefined) this.orders.write(this.target.rowPrefix + stagedRow(line, order));
+    else {
+      this.orders.write(this.target.rowPrefix + stagedOrderRow(line, order));
+      if (order.lines.length > 0) this.lines.write(stagedLineRows(line, order.lines));
+    }
     this.rows++;
-  }
-
-  private grow(needed: number): void {
-    const larger = Buffer.allocUnsafe(Math.max(2 * this.batch.length, this.bytes + needed));
-    this.batch.copy(larger, 0, 0, this.bytes);
-    this.batch = larger;
   }
 
   /** Starts this batch's COPY once the previous one has ended (its failure is thrown here). */
@@ -202,13 +298,17 @@ export class StagingBuffer {
     await this.inFlight;
     if (this.rows === 0) return;
     const [first, last] = [this.firstLine, this.lastLine];
-    const data = this.batch.subarray(0, this.bytes);
-    const copy = this.db.copyIn(this.target.copy, data).then(() => this.onStored?.(first, last));
+    const orders = this.orders.take();
+    const lines = this.lines !== undefined && this.lines.bytes > 0 ? this.lines.take() : undefined;
+    const { copy: copyOrders, linesCopy } = this.target;
+    const copy = this.db
+      .copyIn(copyOrders, orders)
+      .then(() =>
+        lines !== undefined && linesCopy !== undefined ? this.db.copyIn(linesCopy, lines) : undefined,
+      )
+      .then(() => this.onStored?.(first, last));
     copy.catch(() => undefined); // awaited by the next flush or by finish()
     this.inFlight = copy;
-    // A new buffer, as large as the last one had to be: the COPY under way still reads it.
-    this.batch = Buffer.allocUnsafe(this.batch.length);
-    this.bytes = 0;
     this.rows = 0;
   }
 

@@ -19,8 +19,8 @@ import {
   lockOrganization,
   type MergedCounts,
 } from './merge.js';
-import { insertLinesOf } from './merge-lines.js';
-import { dropImportLines, importLinesTable } from './staging.js';
+import { insertLinesOf, tableLinesOf } from './merge-lines.js';
+import { dropImportLines, importLinesTable, importOrderLinesTable } from './staging.js';
 
 // One batch of lines, read through the index on their numbers (createImportLines' byLine).
 const batchOf = (table: string): string => `(SELECT * FROM ${table} WHERE line BETWEEN $2 AND $3)`;
@@ -39,7 +39,10 @@ export class LinesIntoOrders {
     importId: string,
   ) {
     const batch = batchOf(importLinesTable(importId));
-    this.statements = [connectStoresOf(batch), insertOrdersOf(batch), insertLinesOf(batch)];
+    // The batch's lines, read through their own index (the range said again: the planner would
+    // not carry it over from the orders' to theirs).
+    const lines = tableLinesOf(importOrderLinesTable(importId), 'li.line BETWEEN $2 AND $3');
+    this.statements = [connectStoresOf(batch), insertOrdersOf(batch), insertLinesOf(batch, lines)];
   }
 
   /** The lines from `first` to `last` are stored: they go in after those before them. */

@@ -6,9 +6,12 @@ import {
   MAX_BATCH_BYTES,
   STAGING_BATCH,
   StagingBuffer,
+  arrayLiteral,
   copyField,
   importIdOfTable,
   importLinesTable,
+  stagedLineRows,
+  stagedOrderRow,
   stagedRow,
 } from '../../../src/ingest/staging.js';
 import type { OrderRecord } from '../../../src/ingest/validate-order.js';
@@ -66,6 +69,67 @@ test('stagedRow: L1 lines go as one JSON array, escaped for COPY', () => {
   const row = stagedRow(7, { ...ORDER, lines: [line] });
   const lines = row.split('\t').at(-1)!;
   assert.equal(lines, `${JSON.stringify([line]).replaceAll('\\', '\\\\')}\n`);
+});
+
+test('arrayLiteral: every category quoted, its quotes and backslashes escaped (L1 categories as text[])', () => {
+  assert.equal(arrayLiteral([]), '{}');
+  assert.equal(arrayLiteral(['Thés', 'a,b', 'NULL', '{x}']), '{"Thés","a,b","NULL","{x}"}');
+  assert.equal(arrayLiteral(['say "hi"', 'back\\slash']), '{"say \\"hi\\"","back\\\\slash"}');
+});
+
+test("stagedLineRows: one COPY row a line (L1): its order's line number, its place from 0, its fields escaped", () => {
+  const line = {
+    line_id: 'l\\1',
+    product_id: null,
+    variant_id: '7',
+    sku: null,
+    product_name: 'Thé\tvert',
+    variant_name: null,
+    categories: ['Thés', 'a"b'],
+    quantity: 2,
+    subtotal: '10.00',
+    discount: '0.50',
+    refunded_quantity: 1,
+    refunded_amount: '4.75',
+  };
+  assert.equal(
+    stagedLineRows(7, [line, { ...line, line_id: 'l2', categories: [] }]),
+    `7\t0\tl\\\\1\t\\N\t7\t\\N\tThé\\tvert\t\\N\t{"Thés","a\\\\"b"}\t2\t10.00\t0.50\t1\t4.75\n` +
+      `7\t1\tl2\t\\N\t7\t\\N\tThé\\tvert\t\\N\t{}\t2\t10.00\t0.50\t1\t4.75\n`,
+  );
+  assert.equal(stagedLineRows(7, []), '');
+  assert.equal(stagedOrderRow(7, ORDER), stagedRow(7, ORDER).replace(/\t\\N\n$/, '\n'));
+});
+
+test("StagingBuffer: with a lines COPY, the orders' rows and their lines' go by two COPYs, lines after orders", async () => {
+  const copies: { sql: string; data: string }[] = [];
+  const db = {
+    copyIn: async (sql: string, data: string | Buffer) => {
+      copies.push({ sql, data: Buffer.isBuffer(data) ? data.toString('utf8') : data });
+    },
+  } as unknown as Database;
+  const staging = new StagingBuffer(db, { copy: 'COPY o', rowPrefix: '', linesCopy: 'COPY l' });
+  const line = {
+    line_id: 'a',
+    product_id: '1',
+    variant_id: null,
+    sku: null,
+    product_name: 'P',
+    variant_name: null,
+    categories: ['C'],
+    quantity: 1,
+    subtotal: '1.00',
+    discount: '0.00',
+    refunded_quantity: 0,
+    refunded_amount: '0.00',
+  };
+  staging.add(1, { ...ORDER, lines: [line] });
+  staging.add(2, ORDER);
+  await staging.finish();
+  assert.deepEqual(copies, [
+    { sql: 'COPY o', data: stagedOrderRow(1, ORDER) + stagedOrderRow(2, ORDER) },
+    { sql: 'COPY l', data: stagedLineRows(1, [line]) },
+  ]);
 });
 
 test('StagingBuffer: each batch is the rows in UTF-8, past its first buffer too, and says which lines it stored', async () => {
