@@ -197,7 +197,8 @@ class PoolDatabase implements Database {
 
   /**
    * Runs `work` on a client of its own, whose statement is cancelled when `signal` aborts; a client
-   * `work` calls broken (a ROLLBACK that failed) or whose connection failed is not reused.
+   * `work` calls broken (a ROLLBACK that failed), whose connection failed or whose statement was
+   * cancelled is not reused.
    */
   private async withCancel<T>(
     signal: AbortSignal,
@@ -221,7 +222,9 @@ class PoolDatabase implements Database {
       throw classify(error, this.pool);
     } finally {
       signal.removeEventListener('abort', cancel);
-      client.release(broken);
+      // After an abort, the cancel may reach the backend late, during another statement: the
+      // connection is not reused.
+      client.release(broken || signal.aborted);
     }
   }
 
