@@ -3,7 +3,6 @@
 // event loop: a report of 60,000 compared rows, read whole, held the loop for 100–300 ms parsing
 // them. A cursor's FETCH brings one page per round trip, and the event loop turns between pages.
 import type pg from 'pg';
-import type { Row } from './database.js';
 
 /** Rows in one page: about 0.2 MB of a wide compared report, parsed in 5–10 ms. */
 export const PAGE_ROWS = 500;
@@ -16,7 +15,7 @@ const CURSOR = 'paged_result';
  * page of rows to `onPage` (the next FETCH waits for it). Stops early, without an error, when
  * `stop()` turns true between pages. The caller rolls back and releases the client on an error.
  */
-export async function readInPages<R extends Row>(
+export async function readInPages<R extends Record<string, unknown>>(
   client: pg.ClientBase,
   sql: string,
   params: readonly unknown[],
