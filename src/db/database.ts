@@ -6,6 +6,7 @@ import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { Config } from '../config.js';
 import { AppError, appError, errorFields } from '../errors.js';
+import { readInPages } from './cursor.js';
 import {
   findHost,
   startHost,
@@ -29,7 +30,23 @@ export interface Queryable {
   query<R extends Row = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]>;
 }
 
-export interface Database extends Queryable {
+/** A source that reads a large result a page at a time (issue 26, item 6). */
+export interface PagedQueryable extends Queryable {
+  /**
+   * Runs one SELECT and hands its rows to `onPage` in order, a page at a time; the next page waits
+   * for `onPage`'s promise. On a PostgreSQL server the pages come through a cursor
+   * (src/db/cursor.ts), so that the event loop turns between them; the embedded engine produces a
+   * statement's whole output at once, handed over as one page.
+   */
+  queryPages<R extends Row = Row>(
+    sql: string,
+    params: readonly unknown[],
+    onPage: (rows: R[]) => void | Promise<void>,
+    options?: QueryOptions,
+  ): Promise<void>;
+}
+
+export interface Database extends PagedQueryable {
   readonly engine: 'embedded' | 'postgres';
   /** SECRET_KEY, which keys the customer hashes stored in this database (U1). */
   readonly secretKey: Buffer;
@@ -153,6 +170,40 @@ class PoolDatabase implements Database {
    * pg_cancel_backend is sent, from another connection, to the backend running it.
    */
   private async cancellable<R extends Row>(sql: string, params: readonly unknown[], signal: AbortSignal) {
+    return this.withCancel(signal, async (client) => (await client.query<R>(sql, params as unknown[])).rows);
+  }
+
+  async queryPages<R extends Row = Row>(
+    sql: string,
+    params: readonly unknown[],
+    onPage: (rows: R[]) => void | Promise<void>,
+    options: QueryOptions = {},
+  ): Promise<void> {
+    if (this.engine === 'embedded') {
+      await onPage(await this.query<R>(sql, params, options));
+      return;
+    }
+    const signal = options.signal ?? new AbortController().signal;
+    await this.withCancel(signal, async (client, broken) => {
+      try {
+        await readInPages(client, sql, params, onPage, () => signal.aborted);
+      } catch (error) {
+        await client.query('ROLLBACK').catch(broken);
+        throw error;
+      }
+      signal.throwIfAborted();
+    });
+  }
+
+  /**
+   * Runs `work` on a client of its own, whose statement is cancelled when `signal` aborts; a client
+   * `work` calls broken (a ROLLBACK that failed), whose connection failed or whose statement was
+   * cancelled is not reused.
+   */
+  private async withCancel<T>(
+    signal: AbortSignal,
+    work: (client: pg.PoolClient, broken: () => void) => Promise<T>,
+  ): Promise<T> {
     signal.throwIfAborted();
     const client = await this.checkout();
     const backend = (client as unknown as { processID?: number }).processID;
@@ -160,16 +211,20 @@ class PoolDatabase implements Database {
       if (backend !== undefined)
         void this.pool.query('SELECT pg_cancel_backend($1)', [backend]).catch(() => undefined);
     };
+    let broken = false;
     signal.addEventListener('abort', cancel, { once: true });
     try {
       signal.throwIfAborted();
-      return (await client.query<R>(sql, params as unknown[])).rows;
+      return await work(client, () => (broken = true));
     } catch (error) {
+      broken ||= isConnectionError(error);
       if (signal.aborted) throw signal.reason;
       throw classify(error, this.pool);
     } finally {
       signal.removeEventListener('abort', cancel);
-      client.release();
+      // After an abort, the cancel may reach the backend late, during another statement: the
+      // connection is not reused.
+      client.release(broken || signal.aborted);
     }
   }
 

@@ -304,7 +304,7 @@ describe('columnar engine against the SQL engine', () => {
   let fallbacks: ReportPlan[] = [];
   const events: SnapshotEvent[] = [];
   let columnar: ColumnarReportEngine;
-  /** The same on the other paths: two passes, a map of keys, days found by comparing with their starts. */
+  /** The same on the other paths: two passes, a map of keys, days found by comparing with their starts, the scan in short ranges. */
   let narrow: ColumnarReportEngine;
   let a: string;
   let b: string;
@@ -328,8 +328,9 @@ describe('columnar engine against the SQL engine', () => {
     narrow = new ColumnarReportEngine(database.db, counting(), {
       memoryBudgetBytes: 64 * 1024 * 1024,
       buildWaitMs: 60_000,
-      // Two hours: no zone's days start a whole number of them apart, so every day is found by comparison.
-      executionPaths: { directKeys: 0, tableKeys: 0, dayUnits: [7200] },
+      // Two hours: no zone's days start a whole number of them apart, so every day is found by
+      // comparison; seven orders a range: customers' runs cut between two ranges of the scan.
+      executionPaths: { directKeys: 0, tableKeys: 0, dayUnits: [7200], scanOrders: 7 },
     });
     a = (await createOrganization(database.db, { name: 'Différentielle A' })).id;
     b = (await createOrganization(database.db, { name: 'Différentielle B' })).id;

@@ -26,6 +26,7 @@ test('tenancy: every statement emitted by imports, settings, keys and reports (o
     secretKey: db.secretKey,
     close: () => db.close(),
     query: (sql, params) => (statements.push(sql), db.query(sql, params)),
+    queryPages: (sql, params, onPage) => (statements.push(sql), db.queryPages(sql, params, onPage)),
     copyIn: (sql, data) => (statements.push(sql), db.copyIn(sql, data)),
     copyOut: (sql, onData) => (statements.push(sql), db.copyOut(sql, onData)),
     transaction: (work) =>
