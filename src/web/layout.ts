@@ -103,3 +103,24 @@ export function field(o: FieldOptions): Html {
     />
     ${o.error ? html`<p class="error" id="${o.id}-error">${o.error}</p>` : ''}`;
 }
+
+/** A list of choices, the current one selected, its error announced with it. */
+export function selectField(o: {
+  id: string;
+  label: string;
+  options: readonly { value: string; option: string }[];
+  selected: string;
+  error: string | undefined;
+}): Html {
+  const invalid = o.error ? html` aria-invalid="true" aria-describedby="${o.id}-error"` : '';
+  return html`<label for="${o.id}">${o.label}</label>
+    <select id="${o.id}" name="${o.id}" ${invalid}>
+      ${o.options.map(
+        (c) =>
+          html`<option value="${c.value}" ${c.value === o.selected ? html`selected` : ''}>
+            ${c.option}
+          </option>`,
+      )}
+    </select>
+    ${o.error ? html`<p class="error" id="${o.id}-error">${o.error}</p>` : ''}`;
+}

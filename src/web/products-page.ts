@@ -11,9 +11,9 @@ import { DEFAULT_LIMIT } from '../query/parse.js';
 import { formatPeriod } from './format.js';
 import { ProductsQuery } from './forms.js';
 import { html, trusted, type Html } from './html.js';
-import { field, page } from './layout.js';
+import { field, page, selectField } from './layout.js';
+import { COMPARISONS } from './period-choice.js';
 import {
-  COMPARISONS,
   hasErrors,
   productsAddress,
   productsChoice,
@@ -28,27 +28,6 @@ import type { WebTools } from './web-tools.js';
 const PATH = '/reports/products';
 const CSV_PATH = '/reports/products.csv';
 const TITLE = 'Produits';
-
-/** A list of choices, the current one selected, its error announced with it. */
-function selectField(o: {
-  id: string;
-  label: string;
-  options: readonly { value: string; option: string }[];
-  selected: string;
-  error: string | undefined;
-}): Html {
-  const invalid = o.error ? html` aria-invalid="true" aria-describedby="${o.id}-error"` : '';
-  return html`<label for="${o.id}">${o.label}</label>
-    <select id="${o.id}" name="${o.id}" ${invalid}>
-      ${o.options.map(
-        (c) =>
-          html`<option value="${c.value}" ${c.value === o.selected ? html`selected` : ''}>
-            ${c.option}
-          </option>`,
-      )}
-    </select>
-    ${o.error ? html`<p class="error" id="${o.id}-error">${o.error}</p>` : ''}`;
-}
 
 /** « Trier par »: each figure, largest first, and the names A to Z (the headers sort both ways). */
 function sortOptions(form: ProductsForm): { value: string; option: string }[] {

@@ -10,15 +10,14 @@ import { hasOrders } from '../domain/stores.js';
 import { formatPeriod } from './format.js';
 import { frenchComparedRevenueCsvPieces, frenchRevenueCsvPieces } from './revenue-csv-fr.js';
 import { comparedReports } from '../metrics/revenue-compare.js';
-import { isAppError } from '../errors.js';
 import { joinInSlices } from '../limits/time-slice.js';
-import { resolveComparison, type Comparison } from '../query/compare.js';
+import type { Comparison } from '../query/compare.js';
 import { GRANULARITIES, isGranularity, type Granularity } from '../query/dates.js';
-import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.js';
 import { comparedView, GROUPINGS, plainView } from './revenue-views.js';
 import { buildingNotice, isSnapshotBuilding } from './revenue-building.js';
 import { html, trusted, type Html } from './html.js';
-import { field, page } from './layout.js';
+import { field, page, selectField } from './layout.js';
+import { chosenComparison, chosenPeriod, COMPARISONS, type CompareChoice } from './period-choice.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { RevenueQuery } from './forms.js';
 import type { WebTools } from './web-tools.js';
@@ -29,14 +28,6 @@ declare module 'fastify' {
     reportEngine: ReportEngine;
   }
 }
-
-/** The page's choices of « Comparer à » (PC1's modes but `custom`, which the page does not offer). */
-const COMPARISONS = [
-  { value: '', option: 'Aucune' },
-  { value: 'previous_period', option: 'Période précédente' },
-  { value: 'previous_year', option: 'Même période l’an dernier' },
-] as const;
-type CompareChoice = (typeof COMPARISONS)[number]['value'];
 
 interface Period {
   from: string;
@@ -55,40 +46,12 @@ function grouping(text: string | undefined): { granularity: Granularity; error?:
   return { granularity: 'day', error: 'Regroupement invalide : jour, semaine, mois, trimestre ou année.' };
 }
 
-/**
- * PC1's comparison period for the page's choice, resolved as the API resolves `compare` (an
- * emptied list means none). The value itself is never shown back.
- */
-function comparing(
-  text: string | undefined,
-  main: Omit<Period, 'granularity' | 'compare'>,
-): Pick<Period, 'compare' | 'comparison'> & { error?: string } {
-  const picked = COMPARISONS.find((c) => c.value === (text ?? ''));
-  if (picked === undefined)
-    return {
-      compare: '',
-      error: 'Comparaison invalide : aucune, période précédente ou même période l’an dernier.',
-    };
-  if (picked.value === '' || main.errors.from || main.errors.to) return { compare: picked.value };
-  try {
-    return { compare: picked.value, comparison: resolveComparison({ compare: picked.value }, main) };
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    // The only refusal left for these two modes: a comparison before the first day (P3).
-    return {
-      compare: picked.value,
-      error:
-        'La période de comparaison commencerait avant le 1er janvier de l’an 1 : choisissez un début plus tardif.',
-    };
-  }
-}
-
 /** The period, the grouping and the comparison chosen, each problem next to the field at fault. */
 function choice(query: Record<string, string | undefined>): Period {
-  const chosen = period(query);
+  const chosen = chosenPeriod(query);
   const { granularity, error } = grouping(query.granularity);
-  const { error: compareError, ...compared } = comparing(query.compare, chosen);
-  const errors = { ...chosen.errors };
+  const { error: compareError, ...compared } = chosenComparison(query.compare, chosen);
+  const errors: Period['errors'] = { ...chosen.errors };
   if (error) errors.granularity = error;
   if (compareError) errors.compare = compareError;
   return { ...chosen, granularity, ...compared, errors };
@@ -96,27 +59,6 @@ function choice(query: Record<string, string | undefined>): Period {
 
 const hasErrors = (chosen: Period): boolean =>
   Boolean(chosen.errors.from || chosen.errors.to || chosen.errors.granularity || chosen.errors.compare);
-
-/** A list of choices, the current one selected, its error announced with it. */
-function selectField(o: {
-  id: string;
-  label: string;
-  options: readonly { value: string; option: string }[];
-  selected: string;
-  error: string | undefined;
-}): Html {
-  const invalid = o.error ? html` aria-invalid="true" aria-describedby="${o.id}-error"` : '';
-  return html`<label for="${o.id}">${o.label}</label>
-    <select id="${o.id}" name="${o.id}" ${invalid}>
-      ${o.options.map(
-        (c) =>
-          html`<option value="${c.value}" ${c.value === o.selected ? html`selected` : ''}>
-            ${c.option}
-          </option>`,
-      )}
-    </select>
-    ${o.error ? html`<p class="error" id="${o.id}-error">${o.error}</p>` : ''}`;
-}
 
 const groupingField = (chosen: Period): Html =>
   selectField({
@@ -137,21 +79,6 @@ const compareField = (chosen: Period): Html =>
   });
 
 /** The API's period rules (P3, P4); a problem is shown next to the field at fault. */
-function period(query: Record<string, string | undefined>): Omit<Period, 'granularity' | 'compare'> {
-  // An emptied date field means "the default", as if it were absent.
-  const result = resolvePeriod(query.from || undefined, query.to || undefined);
-  if (!isPeriodProblem(result)) return { ...result, errors: {} };
-  if (result.problem === 'from-after-to') {
-    return {
-      from: result.from,
-      to: result.to,
-      errors: { from: 'La date de début est après la date de fin.' },
-    };
-  }
-  const fallback = requirePeriod(undefined, undefined); // the defaults cannot be wrong
-  return { ...fallback, errors: { [result.parameter]: 'Date invalide (AAAA-MM-JJ).' } };
-}
-
 /** The CSV link's query: the page's own choice, each value encoded (`compare` only when chosen). */
 const csvQuery = (chosen: Period): string =>
   new URLSearchParams({
