@@ -15,6 +15,7 @@ const DAY = new Intl.DateTimeFormat('fr-FR', {
   timeZone: 'UTC',
 });
 const LONG_DAY = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'long', timeZone: 'UTC' });
+const DAY_AND_MONTH = new Intl.DateTimeFormat('fr-FR', { day: 'numeric', month: 'long', timeZone: 'UTC' });
 const MONTH_YEAR = new Intl.DateTimeFormat('fr-FR', { month: 'long', year: 'numeric', timeZone: 'UTC' });
 const MOMENT = new Intl.DateTimeFormat('fr-FR', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
 const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -82,10 +83,19 @@ export function formatDay(text: string): string {
   return date ? DAY.format(date) : text;
 }
 
-/** A day in sentences: « 29 octobre 2026 ». */
+/**
+ * A day in words, the first of a month as French writes it: « 1er mars » (Intl says « 1 mars »).
+ * Sentences only; tables keep Intl's compact « 1 mars 2026 ».
+ */
+function inWords(format: Intl.DateTimeFormat, date: Date): string {
+  const text = format.format(date);
+  return date.getUTCDate() === 1 ? text.replace(/^1(?=\s)/u, '1er') : text;
+}
+
+/** A day in sentences: « 29 octobre 2026 », « 1er mars 2026 ». */
 export function formatLongDay(text: string): string {
   const date = utcDay(text);
-  return date ? LONG_DAY.format(date) : text;
+  return date ? inWords(LONG_DAY, date) : text;
 }
 
 /** A moment (a key's last use, a sync): « 29 oct. 2026, 14:05 UTC »; « — » when never. */
@@ -120,8 +130,8 @@ export function formatBucket(text: string, granularity: Granularity): string {
 export function formatBucketInWords(text: string, granularity: Granularity): string {
   const date = utcDay(text);
   if (!date) return text;
-  if (granularity === 'day') return LONG_DAY.format(date);
-  if (granularity === 'week') return `semaine du ${LONG_DAY.format(date)}`;
+  if (granularity === 'day') return inWords(LONG_DAY, date);
+  if (granularity === 'week') return `semaine du ${inWords(LONG_DAY, date)}`;
   return formatBucket(text, granularity);
 }
 
@@ -139,17 +149,15 @@ export function formatAxisLabel(text: string, unit: 'day' | 'month', withYear: b
   return (withYear ? AXIS.dayWithYear : AXIS.day).format(date);
 }
 
-/** A period of days: « du 1 mars au 31 mars 2026 », « du 30 déc. 2025 au 5 janv. 2026 ». */
+/** A period of days: « du 1er mars au 31 mars 2026 », « du 30 décembre 2025 au 5 janvier 2026 ». */
 export function formatPeriod(from: string, to: string): string {
   const start = utcDay(from);
   const end = utcDay(to);
   if (!start || !end) return `du ${from} au ${to}`;
-  if (from === to) return `le ${LONG_DAY.format(start)}`;
+  if (from === to) return `le ${inWords(LONG_DAY, start)}`;
   const sameYear = start.getUTCFullYear() === end.getUTCFullYear();
-  const first = sameYear
-    ? new Intl.DateTimeFormat('fr-FR', { day: 'numeric', month: 'long', timeZone: 'UTC' }).format(start)
-    : LONG_DAY.format(start);
-  return `du ${first} au ${LONG_DAY.format(end)}`;
+  const first = inWords(sameYear ? DAY_AND_MONTH : LONG_DAY, start);
+  return `du ${first} au ${inWords(LONG_DAY, end)}`;
 }
 
 /** A compact period for a table cell: « 30/01 – 29/02/2024 ». */

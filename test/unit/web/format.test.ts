@@ -4,9 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   formatBucket,
+  formatBucketInWords,
   formatChange,
   formatCount,
   formatDay,
+  formatLongDay,
   formatMoney,
   formatPeriod,
   formatShortPeriod,
@@ -50,6 +52,14 @@ test('days, buckets (G2) and periods in French', () => {
   assert.equal(formatBucket('2026-01-01', 'year'), '2026');
   assert.equal(formatPeriod('2026-01-29', '2026-02-28'), 'du 29 janvier au 28 février 2026');
   assert.equal(formatPeriod('2025-12-30', '2026-01-05'), 'du 30 décembre 2025 au 5 janvier 2026');
+  // French writes the first of a month « 1er » in words (issue 30's review); tables keep « 1 mars 2026 ».
+  assert.equal(formatPeriod('2026-03-01', '2026-04-01'), 'du 1er mars au 1er avril 2026');
+  assert.equal(formatPeriod('2025-12-01', '2026-01-11'), 'du 1er décembre 2025 au 11 janvier 2026');
+  assert.equal(formatPeriod('2026-03-01', '2026-03-01'), 'le 1er mars 2026');
+  assert.equal(formatLongDay('2026-11-01'), '1er novembre 2026');
+  assert.equal(formatLongDay('2026-11-11'), '11 novembre 2026');
+  assert.equal(formatBucketInWords('2026-06-01', 'week'), 'semaine du 1er juin 2026');
+  assert.equal(formatDay('2026-03-01'), '1 mars 2026');
   assert.equal(plain(formatShortPeriod('2026-01-29', '2026-02-28')), '29/01 – 28/02/2026');
 });
 

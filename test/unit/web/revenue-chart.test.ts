@@ -113,7 +113,7 @@ describe('revenue chart SVG', () => {
     // Totals: net 0 + 100 + … + 3000 = 100 × 465 = 46 500; gross 120 × 465 + 31 × 50 = 57 350.
     assert.equal(
       label,
-      'Chiffre d’affaires net et brut par jour, du 1 mars 2026 au 31 mars 2026 (31 jours) : ' +
+      'Chiffre d’affaires net et brut par jour, du 1er mars 2026 au 31 mars 2026 (31 jours) : ' +
         'CA net total 46 500,00 €, CA brut total 57 350,00 €.',
     );
     assert.match(svg, /<svg [^>]*>\n<title>[^<]+<\/title>/, 'the title is the first child');

@@ -93,7 +93,7 @@ test('chart: the comparison as a second, lighter series, point k under point k, 
   assert.match(svg, />CA net, période de comparaison</);
   assert.match(
     plain(svg),
-    /aria-label="Chiffre d’affaires net par jour, comparé à la période du 1 février 2023 au 3 février 2023, du 1 février 2024 au 4 février 2024 \(4 jours\) : CA net total 100,00 €, contre 70,00 € sur la période de comparaison \(en hausse de 42,9 %\)\."/,
+    /aria-label="Chiffre d’affaires net par jour, comparé à la période du 1 février 2023 au 3 février 2023, du 1er février 2024 au 4 février 2024 \(4 jours\) : CA net total 100,00 €, contre 70,00 € sur la période de comparaison \(en hausse de 42,9 %\)\."/,
   );
   // Extra comparison values past the main count are not drawn (PC1 leaves them out).
   const longer = revenueChartSvg(days('2024-02-01', [1, 2]), {
