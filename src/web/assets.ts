@@ -71,6 +71,8 @@ table.data-table th a.sort:hover, table.data-table th a.sort:focus-visible { tex
 .change { white-space: nowrap; font-variant-numeric: tabular-nums; }
 .change.up { color: var(--ok); }
 .change.down { color: var(--danger); }
+.change.cost.up { color: var(--danger); }
+.change.cost.down { color: var(--ok); }
 td.previous { color: var(--muted); }
 /* The Revenue page's period: fields side by side, aligned at the top whatever error one shows
    (issue 30, item 9); the button level with the inputs. */

@@ -13,7 +13,7 @@ import {
 import { dataTableHtml, type DataColumn } from './data-table.js';
 import { formatCount, formatMoney, formatShortPeriod } from './format.js';
 import { html, type Html, type HtmlValue } from './html.js';
-import { changeLabel, direction } from './revenue-compared.js';
+import { changeClasses, changeLabel } from './revenue-compared.js';
 
 /** The columns in the order a shop owner reads them: net sales first. */
 export const PRODUCT_COLUMNS: readonly { id: ProductMetric; label: string; count?: boolean }[] = [
@@ -65,6 +65,9 @@ export interface ProductsTableInput {
 const formatted = (column: (typeof PRODUCT_COLUMNS)[number], value: unknown, currency: string): string =>
   column.count ? formatCount(Number(value ?? 0)) : formatMoney(Number(value ?? 0), currency);
 
+/** What the shop would rather see fall: their rise is shown in red (revenue-compared.ts). */
+const COSTS: ReadonlySet<string> = new Set(['units_refunded', 'product_discounts', 'product_refunds']);
+
 /** A compared cell: the value; below, its change and the comparison's value (as the Revenue table). */
 function comparedCell(column: (typeof PRODUCT_COLUMNS)[number], row: ReportRow, currency: string): Html {
   const change = row[`${column.id}_change`] ?? null;
@@ -72,7 +75,9 @@ function comparedCell(column: (typeof PRODUCT_COLUMNS)[number], row: ReportRow, 
   const shown =
     change === null
       ? ''
-      : html`<span class="change ${direction(Number(change))}">${changeLabel(Number(change))}</span> `;
+      : html`<span class="${changeClasses(Number(change), COSTS.has(column.id))}"
+          >${changeLabel(Number(change))}</span
+        > `;
   const before = previous === null || previous === undefined ? '—' : formatted(column, previous, currency);
   // prettier-ignore
   return html`<span class="now">${formatted(column, row[column.id], currency)}</span><small class="then">${shown}<span class="previous">${before}</span></small>`;

@@ -1,6 +1,8 @@
 // The Revenue page's comparison (issue 20, PC1): the key figures at the top (the compared table
 // is in revenue-tables.ts). A change is shown by colour, by an arrow and a sign, and in words for screen readers:
-// colour is never the only sign. A fall is "down" (red) for every figure.
+// colour is never the only sign. A fall is "down" and a rise "up" for every figure; the colour
+// says whether that is good news: red for a fall, green for a rise, the other way round for what
+// the shop would rather see fall (refunds, discounts: class `cost`).
 import type { Compared, FigureId, KeyMetric } from '../metrics/revenue-compare.js';
 import { KEY_METRICS } from '../metrics/revenue-compare.js';
 import { formatChange, formatCount, formatMoney, formatPercent } from './format.js';
@@ -34,6 +36,13 @@ export const direction = (change: number | null): Direction =>
   change === null ? 'none' : change > 0 ? 'up' : change < 0 ? 'down' : 'same';
 
 const ARROWS: Record<Direction, string> = { up: '▲', down: '▼', same: '=', none: '' };
+
+/**
+ * The classes of a change's mark: its direction, and `cost` for a figure the shop would rather see
+ * fall (refunds, discounts), so that its rise is shown in red and its fall in green.
+ */
+export const changeClasses = (change: number | null, cost = false): string =>
+  cost ? `change ${direction(change)} cost` : `change ${direction(change)}`;
 
 /** The change as shown: « ▲ +12,5 % », « ▼ −3,0 % », « = 0,0 % », « — » without one. */
 export function changeLabel(change: number | null): string {

@@ -10,7 +10,7 @@ import type { Granularity } from '../query/dates.js';
 import { dataTableHtmlInSlices, type DataColumn, type DataTable } from './data-table.js';
 import { formatBucket, formatCount, formatMoney, formatShortPeriod } from './format.js';
 import { html, type Html } from './html.js';
-import { changeLabel, direction, FIGURE_LABELS } from './revenue-compared.js';
+import { changeClasses, changeLabel, FIGURE_LABELS } from './revenue-compared.js';
 
 type Figures = Omit<RevenueDay, 'date'>;
 
@@ -82,7 +82,9 @@ function comparedCell(id: FigureId, row: ComparedRow, changes: Changes, currency
   const change = changes[id].change;
   // Without a change (nothing to compare with) only the comparison's value is shown.
   const shown =
-    change === null ? '' : html`<span class="change ${direction(change)}">${changeLabel(change)}</span> `;
+    change === null
+      ? ''
+      : html`<span class="${changeClasses(change, id === 'refunds')}">${changeLabel(change)}</span> `;
   // prettier-ignore
   return html`<span class="now">${value}</span><small class="then">${shown}<span class="previous">${before}</span></small>`;
 }

@@ -8,6 +8,7 @@ import { KEY_METRICS, compared } from '../../../src/metrics/revenue-compare.js';
 import { addDays } from '../../../src/query/dates.js';
 import { NET_COLOUR, PREVIOUS_COLOUR, revenueChartSvg } from '../../../src/web/revenue-chart.js';
 import {
+  changeClasses,
   changeLabel,
   changeWords,
   direction,
@@ -108,4 +109,14 @@ test('chart: the comparison as a second, lighter series, point k under point k, 
       }),
     RangeError,
   );
+});
+
+test('colour follows good news: a rise in refunds or discounts is red (class cost), a fall green', async () => {
+  assert.equal(changeClasses(12.5), 'change up');
+  assert.equal(changeClasses(-3), 'change down');
+  assert.equal(changeClasses(12.5, true), 'change up cost');
+  assert.equal(changeClasses(null, true), 'change none cost');
+  const { APP_CSS } = await import('../../../src/web/assets.js');
+  assert.match(APP_CSS, /\.change\.cost\.up \{ color: var\(--danger\); \}/);
+  assert.match(APP_CSS, /\.change\.cost\.down \{ color: var\(--ok\); \}/);
 });
