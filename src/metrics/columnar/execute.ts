@@ -38,6 +38,7 @@ import { aggregateLines, lineValues, lineWeights, type LineWeights } from './lin
 import { keysToSlots } from './key-slots.js';
 import type { Part, Snapshot } from './snapshot.js';
 import { sortedOrder } from './sort-rows.js';
+import { ranges, runAt, type Rows } from './order-ranges.js';
 
 /** How a plan is executed; a test narrows them to run every path on small data. */
 export interface ExecutionPaths {
@@ -193,8 +194,8 @@ export async function aggregate(
   ): Promise<void> => {
     let customers = 0;
     for (const [p, part] of snapshot.parts.entries()) {
-      for (let from = 0; from < part.orderCount; from += paths.scanOrders) {
-        pass(part, customers, p, { from, to: Math.min(part.orderCount, from + paths.scanOrders) });
+      for (const rows of ranges(part.orderCount, paths.scanOrders)) {
+        pass(part, customers, p, rows);
         await slices.pause();
       }
       customers += part.customerCount;
@@ -300,22 +301,6 @@ export class ScanSettings {
 }
 
 /** A range of a part's orders, [from, to). */
-interface Rows {
-  readonly from: number;
-  readonly to: number;
-}
-
-/** The run (in [0, runs]) that holds the order `i`: the last one starting at or before it. */
-function runAt(runStart: Int32Array, runs: number, i: number): number {
-  let [low, high] = [0, runs];
-  while (low < high) {
-    const middle = (low + high + 1) >> 1;
-    if ((runStart[middle] as number) <= i) low = middle;
-    else high = middle - 1;
-  }
-  return low;
-}
-
 /**
  * One pass over the orders `rows` of a part: each counted order (T1, S1, F1) into the sums of its
  * row's slot; retired runs and orders skipped (issue 19); customers numbered from `customerBase`.

@@ -36,6 +36,7 @@ import {
 } from './slot-layout.js';
 import type { DayBuckets } from './day-buckets.js';
 import type { LineItems } from './line-codes.js';
+import { ranges, runAt, type Rows } from './order-ranges.js';
 import type { Part, Snapshot } from './snapshot.js';
 
 const ANONYMOUS = 0;
@@ -228,7 +229,7 @@ export async function aggregateLines<W extends LineKeys>(
   plan: ReportPlan,
   weights: W,
   scan: OrderScan,
-  paths: { readonly directKeys: number; readonly tableKeys: number },
+  paths: { readonly directKeys: number; readonly tableKeys: number; readonly scanOrders: number },
   slices: TimeSlices,
 ): Promise<LineAggregate<W>> {
   const items = new ItemSettings(snapshot.lineItems, plan, weights.line);
@@ -237,10 +238,13 @@ export async function aggregateLines<W extends LineKeys>(
   let customers = 0;
   let orders = 0;
   for (const part of snapshot.parts) {
-    accumulateLines(part, customers, orders, scan, items, sumLines, plan.grain === 'line', slots);
+    // In ranges of orders, as execute.ts's pass: a part of a million orders is not one stretch.
+    for (const rows of ranges(part.orderCount, paths.scanOrders)) {
+      accumulateLines(part, rows, customers, orders, scan, items, sumLines, plan.grain === 'line', slots);
+      await slices.pause();
+    }
     customers += part.customerCount;
     orders += part.orderCount;
-    await slices.pause();
   }
   return slots.result(weights);
 }
@@ -262,6 +266,7 @@ class LineSums {
  */
 function accumulateLines(
   s: Part,
+  rows: Rows,
   customerBase: number,
   orderBase: number,
   scan: OrderScan,
@@ -287,9 +292,10 @@ function accumulateLines(
   const directSums = slots.sums; // a direct key space's sums never grow
   const anonymousFrom = runStart[customerCount] as number;
   const runs = needsFirstOrders || countCustomers || retiredRuns ? customerCount : 0;
-  for (let c = 0; c <= runs; c++) {
-    if (c < runs && retiredRuns?.[c] === 1) continue;
+  for (let c = runAt(runStart, runs, rows.from); c <= runs; c++) {
     const from = runStart[c] as number;
+    if (from >= rows.to) break; // the runs after the range
+    if (c < runs && retiredRuns?.[c] === 1) continue;
     const to = c < runs ? (runStart[c + 1] as number) : orderCount;
     const anonymous = c === runs;
     let type = anonymous ? ANONYMOUS : NEW;
@@ -303,7 +309,9 @@ function accumulateLines(
     const typeKey = scan.typeKey[type] as number;
     const customer = countCustomers && !anonymous ? customerBase + c : -1;
     const retired = anonymous ? retiredOrders : undefined;
-    for (let i = from; i < to; i++) {
+    // The run's orders within the range (U2 above looked at the whole run).
+    const last = Math.min(to, rows.to);
+    for (let i = Math.max(from, rows.from); i < last; i++) {
       const t = seconds[i] as number;
       if (t >= end) {
         if (anonymous) continue;
@@ -327,8 +335,8 @@ function accumulateLines(
           const own = itemKey[item[l] as number] as number;
           if (own < 0) continue; // L6
           const keys = categoryKeys?.[item[l] as number];
-          const rows = keys ? keys.length : 1;
-          for (let r = 0; r < rows; r++) {
+          const rowCount = keys ? keys.length : 1;
+          for (let r = 0; r < rowCount; r++) {
             const key = orderKey + own + (keys ? (keys[r] as number) : 0);
             // The slot of a small key space inline: no call a line on the common path.
             const at = direct ? (key * SLOT) | 0 : slots.at(key);
