@@ -266,10 +266,6 @@ export class ColumnarReportEngine implements ReportEngine {
       // build, or for that answer, then ask again.
       const entry = this.entries.get(plan.organizationId);
       if (!entry?.building) return this.fallback.run(plan, signal);
-      if (this.waitsForBuilds) {
-        await entry.building; // run() refuses the request when its budget is spent
-        continue;
-      }
       if (entry.fallback) {
         await Promise.race([entry.building, entry.fallback]);
         continue;
@@ -286,17 +282,6 @@ export class ColumnarReportEngine implements ReportEngine {
         if (entry.fallback === running) entry.fallback = undefined;
       }
     }
-  }
-
-  /**
-   * Issue 28: the embedded database runs one statement at a time for everyone, so an SQL answer
-   * during a build only delays the build (at 300,000 orders under reports every 250 ms, the build
-   * never ended: each of its statements queued behind a report's seconds of SQL). There, while a
-   * snapshot builds, a report waits for it and is refused with its Retry-After when the budget is
-   * spent. A PostgreSQL server runs both at once; REPORT_BUILDING_SQL_MS=0 keeps SQL everywhere.
-   */
-  private get waitsForBuilds(): boolean {
-    return this.db.engine === 'embedded' && (this.options.buildingSqlBudgetMs ?? 0) > 0;
   }
 
   /** Snapshots held in memory (for /metrics). */
