@@ -26,6 +26,7 @@ import {
   loadSnapshot,
   saveSnapshot,
   identityOf,
+  SNAPSHOT_FORMAT,
   temporaryFileOf,
 } from '../../src/metrics/columnar/persist.js';
 import type { Part } from '../../src/metrics/columnar/snapshot.js';
@@ -224,10 +225,13 @@ describe('snapshot files: read back without a copy, never trusted (issue 19)', (
       return bytes;
     };
     try {
-      // Format 1 (SHA-256) under the format's own magic and header, checksum right for format 2.
+      // Format 1 (SHA-256) under the format's own magic and header, checksum right for this format.
       const json = saved.readUInt32LE(8);
-      const header = saved.toString('utf8', 12, 12 + json).replace('"format":2', '"format":1');
+      const header = saved
+        .toString('utf8', 12, 12 + json)
+        .replace(`"format":${SNAPSHOT_FORMAT}`, '"format":1');
       assert.equal(header.length, json);
+      assert.notEqual(header, saved.toString('utf8', 12, 12 + json), 'the header names another format');
       const older = Buffer.from(saved);
       older.write(header, 12, 'utf8');
       assert.equal(await attempt(resealed(older)), undefined);
