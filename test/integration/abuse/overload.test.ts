@@ -8,6 +8,7 @@ import { openDatabase } from '../../../src/db/database.js';
 import { AppError } from '../../../src/errors.js';
 import { freshConfig, testOn } from '../../helpers/database.js';
 import { runCli, startServerOnFreshDatabase } from '../../helpers/processes.js';
+import { watchingHealth } from '../../helpers/watched-server.js';
 
 // Enough orders that a five-dimension report takes longer than the queue wait below on any machine
 // (with 400, a quiet machine answered all 60 requests in turn and shed none).
@@ -50,27 +51,22 @@ describe('issue 7, finding 6: load shedding', () => {
         get: (p: string, k: string) =>
           fetch(`${fresh.server.baseUrl}${p}`, { headers: { authorization: `Bearer ${k}` } }),
       };
-      let running = true;
-      let slowestHealth = 0;
-      const probes = (async () => {
-        while (running) {
-          const started = performance.now();
-          await (await fetch(`${service.baseUrl}/healthz`)).arrayBuffer();
-          slowestHealth = Math.max(slowestHealth, performance.now() - started);
-          await new Promise((r) => setTimeout(r, 10));
-        }
-      })();
+      // /healthz probed from outside every 20 ms; a probe counts against the bound once the time
+      // the machine kept the server or this process waiting for a CPU is taken off (web-fuzz's
+      // rule: 60 requests at once on 2 cores are the machine's doing, a held loop is the server's).
       // Every request another query (limit), so the cache (C1) never answers.
-      const answers = await Promise.allSettled(
-        Array.from({ length: 60 }, (_, i) =>
-          service.get(
-            `/api/reports/tabular?metrics=orders,net_revenue,unique_customers,new_customers&dimensions=date,store,country,customer_type,status&from=2026-01-01&to=2026-03-31&limit=${1000 + i}`,
-            key,
+      const watch = await watchingHealth(fresh.server.baseUrl, fresh.server.pid, () =>
+        Promise.allSettled(
+          Array.from({ length: 60 }, (_, i) =>
+            service.get(
+              `/api/reports/tabular?metrics=orders,net_revenue,unique_customers,new_customers&dimensions=date,store,country,customer_type,status&from=2026-01-01&to=2026-03-31&limit=${1000 + i}`,
+              key,
+            ),
           ),
         ),
       );
-      running = false;
-      await probes;
+      const answers = watch.result;
+      const slowestHealth = Math.max(...watch.latencies);
       const dropped = answers.filter((a) => a.status === 'rejected');
       assert.equal(dropped.length, 0, 'no connection dropped');
       const responses = answers.map((a) => (a as PromiseFulfilledResult<Response>).value);
@@ -91,7 +87,10 @@ describe('issue 7, finding 6: load shedding', () => {
       t.diagnostic(
         `60 parallel uncached reports, 1 slot: ${statuses.filter((x) => x === 200).length} × 200, ${busy.length} × 503 busy; slowest /healthz ${slowestHealth.toFixed(0)} ms`,
       );
-      assert.ok(slowestHealth < 100, `slowest /healthz ${slowestHealth.toFixed(0)} ms`);
+      assert.equal(watch.failed, 0, 'every /healthz probe answered');
+      assert.deepEqual(watch.held, [], '/healthz over 100 ms beyond the waits for a CPU');
+      // Whatever the machine's load, a loop held for a second would show here.
+      assert.ok(slowestHealth < 1000, `slowest /healthz ${slowestHealth.toFixed(0)} ms`);
       // Right after the burst, the service answers at once.
       const started = performance.now();
       const after = await service.get('/api/reports/tabular?metrics=orders&limit=77', key);
