@@ -140,9 +140,9 @@ export function tabularBody(
   );
 }
 
-/** Room for answers being sent (src/limits/answer-budget.ts): throws SERVICE_BUSY when full. */
+/** Room for answers being serialized and sent (src/limits/answer-budget.ts): SERVICE_BUSY when full. */
 export interface AnswerRoom {
-  assertRoom(organizationId: string, bytes?: number): void;
+  reserve(organizationId: string): { grow(bytes: number): void; release(): void };
 }
 
 /**
@@ -176,14 +176,21 @@ async function tabularAnswer(
   const key = tabularCacheKey(organization, query, format);
   const cached = await deps.cache.get(key);
   if (cached) return cached;
-  // No computation, nor serialization past the room left, for an answer that could not be sent.
-  deps.room?.assertRoom(organization.id);
-  const cancel = cancellation?.();
-  const { rows, truncated } = await deps.engine
-    .run(planReport(query, organization), cancel?.signal)
-    .finally(() => cancel?.done());
-  const room = (bytes: number) => deps.room?.assertRoom(organization.id, bytes);
-  const answer = { body: await tabularBody(query, format, rows, room), truncated };
-  await deps.cache.set(key, answer);
-  return answer;
+  // No computation, nor serialization past the room left, for an answer that could not be sent;
+  // the bytes serialized count until the response holds the answer (finding 2).
+  const reservation = deps.room?.reserve(organization.id);
+  try {
+    const cancel = cancellation?.();
+    const { rows, truncated } = await deps.engine
+      .run(planReport(query, organization), cancel?.signal)
+      .finally(() => cancel?.done());
+    const answer = {
+      body: await tabularBody(query, format, rows, (bytes) => reservation?.grow(bytes)),
+      truncated,
+    };
+    await deps.cache.set(key, answer);
+    return answer;
+  } finally {
+    reservation?.release();
+  }
 }

@@ -20,9 +20,9 @@ test('finding 2: answers are counted while sent, and refused as busy past the bu
   assert.equal(budget.heldBytes, 900);
   assert.throws(() => budget.hold('c', Buffer.alloc(101)), busy);
   assert.throws(() => budget.hold('a', Buffer.alloc(201)), busy, 'one organization at most 600 bytes');
-  budget.assertRoom('a'); // room left: a computation may start
+  budget.reserve('a').release(); // room left: a computation may start
   const filler = budget.hold('b', Buffer.alloc(100));
-  assert.throws(() => budget.assertRoom('a'), busy, 'full: refused before computing');
+  assert.throws(() => budget.reserve('a'), busy, 'full: refused before computing');
   filler();
   first();
   first(); // a second call gives nothing back twice
@@ -51,5 +51,29 @@ test('finding 2: an answer larger than an organization may receive at once is re
     (e: unknown) => busy(e) && /3 Mo.*2 Mo.*limit.*offset/.test((e as Error).message),
   );
   assert.equal(budget.heldBytes, 0);
-  budget.assertRoom('a');
+  budget.reserve('a').release();
+});
+
+test('finding 2: answers being serialized count as they grow, so that concurrent computations cannot outgrow the budget', () => {
+  const budget = new AnswerBudget({ totalBytes: 1000, perOrganizationBytes: 600 });
+  const serializing = [budget.reserve('a'), budget.reserve('a')];
+  serializing[0]?.grow(250);
+  serializing[1]?.grow(100);
+  serializing[1]?.grow(300); // the size so far, not an increment
+  assert.equal(budget.heldBytes, 550);
+  assert.throws(
+    () => serializing[0]?.grow(301),
+    busy,
+    'the organization’s 600 bytes reached by the two together',
+  );
+  assert.throws(() => budget.hold('a', Buffer.alloc(51)), busy, 'a sent answer counts beside them');
+  const other = budget.reserve('b');
+  other.grow(450);
+  assert.throws(() => budget.reserve('c'), busy, 'full overall: refused before computing');
+  serializing[0]?.release();
+  serializing[0]?.release(); // given back once
+  assert.equal(budget.heldBytes, 750);
+  serializing[1]?.release();
+  other.release();
+  assert.equal(budget.heldBytes, 0);
 });
