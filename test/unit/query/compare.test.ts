@@ -2,7 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { AppError } from '../../../src/errors.js';
-import { percentChange, periodDays, resolveComparison, yearEarlier } from '../../../src/query/compare.js';
+import {
+  percentChange,
+  percentChangeOfDecimals,
+  periodDays,
+  resolveComparison,
+  yearEarlier,
+} from '../../../src/query/compare.js';
 
 const main = { from: '2024-03-01', to: '2024-03-31' };
 const refusal = (parameter: string) => (error: unknown) =>
@@ -121,6 +127,31 @@ test('PC1: change in exact decimals, half away from zero, null against 0', () =>
   assert.equal(percentChange(0, 7), -100);
   assert.equal(percentChange(1e21, 1e20), 900);
   assert.ok(!Object.is(percentChange(100, 100.0001), -0));
+});
+
+test('PC1: the fast path on whole hundredths agrees with the exact decimal computation', () => {
+  const value = fc.oneof(
+    fc.integer({ min: -2e12, max: 2e12 }).map((cents) => cents / 100),
+    fc.integer({ min: -1e6, max: 1e6 }).map((cents) => cents / 100),
+    fc.integer({ min: -1e6, max: 1e6 }).map((mils) => mils / 1000), // three decimals: the BigInt path
+    fc.double({ min: -1e16, max: 1e16, noNaN: true }),
+  );
+  fc.assert(
+    fc.property(value, value, (v, p) => {
+      fc.pre(p !== 0);
+      assert.equal(percentChange(v, p), percentChangeOfDecimals(v, p));
+    }),
+    { numRuns: 20_000 },
+  );
+  // Half-way cases: 35.10 against 40 is −12.25 %, 1 against 8 is −87.5 %.
+  for (const [v, p] of [
+    [35.1, 40],
+    [1, 8],
+    [-35.1, 40],
+    [19_999_999_999.99, 0.01],
+    [0.01, 19_999_999_999.99],
+  ] as const)
+    assert.equal(percentChange(v, p), percentChangeOfDecimals(v, p), `${v} against ${p}`);
 });
 
 test('PC1: change agrees with a rational computation on cents', () => {
