@@ -5,7 +5,7 @@ import { isDimensionId, type MetricId } from '../../catalog.js';
 import type { TimeSlices } from '../../limits/time-slice.js';
 import type { ReportPlan } from '../../query/plan.js';
 
-/** A dimension's digits in the rows' keys (execute.ts's DimensionKey). */
+/** A dimension's digits in the rows' keys (scan-settings.ts's DimensionKey). */
 export interface SortDimension {
   readonly id: string;
   /** Values in T3 order: a digit is an index into it. */
