@@ -1,11 +1,12 @@
 // Issue 29, item 2: what one organization's burst of heavy reports does to another's. Two
 // organizations of N generated orders (two years) on a fresh embedded database, served by
 // `sales-metrics serve` in its own process (rate limits out of the way); the quiet organization
-// asks its uncached report by day one request after the other, first alone, then while the noisy
-// one runs four clients back to back asking its widest answers (five dimensions, limit 100,000)
-// and two-year comparisons. Prints the quiet organization's p50/p95 in each phase, their ratio,
-// the noisy answers served, and the load average (the machine is shared).
-// Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds, default 20]
+// asks its uncached report by day one request after the other, alone, then while the noisy one
+// runs four clients back to back asking its widest answers (five dimensions, limit 100,000) and
+// two-year comparisons, and so on in turns for a few rounds (the machine is shared: phases in
+// turns see the same load). Prints the quiet organization's p50/p95 in each phase with the load
+// average, their ratio by round and over all rounds, and the noisy answers served.
+// Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds per phase, default 20] [rounds, default 3]
 // With BENCH_CPU_PROF=<directory>, the server runs under `node --cpu-prof` and writes its profile there.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,7 @@ import { startServer } from '../test/helpers/processes.js';
 
 const ORDERS = Number(process.argv[2] ?? 100_000);
 const SECONDS = Number(process.argv[3] ?? 20);
+const ROUNDS = Number(process.argv[4] ?? 3);
 const DAYS = 730;
 const today = new Date().toISOString().slice(0, 10);
 const load = () =>
@@ -83,27 +85,46 @@ async function quietPhase(): Promise<number[]> {
   return ms;
 }
 
+/** The noisy organization's four clients, back to back, while `quiet` runs; statuses counted. */
+async function besideNoisy(statuses: Record<string, number>): Promise<number[]> {
+  let running = true;
+  const clients = [0, 1, 2, 3].map(async (client) => {
+    for (let n = 0; running; n++) {
+      const status = await get((client + n) % 2 === 0 ? widest : compared, noisyKey);
+      statuses[status] = (statuses[status] ?? 0) + 1;
+    }
+  });
+  const ms = await quietPhase();
+  running = false;
+  await Promise.all(clients);
+  return ms;
+}
+
+const figures = (ms: number[]) =>
+  `${ms.length} reports, p50 ${percentile(ms, 50).toFixed(0)} ms, p95 ${percentile(ms, 95).toFixed(0)} ms`;
+
 try {
   // Both snapshots built before timing (the first answers come from SQL meanwhile).
   for (let i = 0; i < 3; i++) await Promise.all([get(quietReport, quietKey), get(widest, noisyKey)]);
   await new Promise((resolve) => setTimeout(resolve, 5_000));
-  const alone = await quietPhase();
-  console.log(
-    `quiet alone: ${alone.length} reports, p50 ${percentile(alone, 50).toFixed(0)} ms, p95 ${percentile(alone, 95).toFixed(0)} ms (load ${load()})`,
-  );
-  let running = true;
+  // A round not counted: the first phases ran slower (code not yet optimized by the JIT).
+  await quietPhase();
+  await besideNoisy({});
+  // Alone and beside the noisy one in turns, so that both see the same load of the shared machine.
+  const [alone, noisy]: [number[], number[]] = [[], []];
   const noisyStatuses: Record<string, number> = {};
-  const noisyClients = [0, 1, 2, 3].map(async (client) => {
-    for (let n = 0; running; n++) {
-      const status = await get((client + n) % 2 === 0 ? widest : compared, noisyKey);
-      noisyStatuses[status] = (noisyStatuses[status] ?? 0) + 1;
-    }
-  });
-  const noisy = await quietPhase();
-  running = false;
-  await Promise.all(noisyClients);
+  for (let round = 1; round <= ROUNDS; round++) {
+    const quiet = await quietPhase();
+    console.log(`round ${round}, quiet alone: ${figures(quiet)} (load ${load()})`);
+    const shared = await besideNoisy(noisyStatuses);
+    console.log(`round ${round}, quiet beside the noisy one: ${figures(shared)} (load ${load()})`);
+    console.log(`round ${round}, p95 ratio: ${(percentile(shared, 95) / percentile(quiet, 95)).toFixed(1)}×`);
+    alone.push(...quiet);
+    noisy.push(...shared);
+  }
+  console.log(`all rounds, quiet alone: ${figures(alone)}`);
   console.log(
-    `quiet beside the noisy one: ${noisy.length} reports, p50 ${percentile(noisy, 50).toFixed(0)} ms, p95 ${percentile(noisy, 95).toFixed(0)} ms (load ${load()}); noisy answers by status ${JSON.stringify(noisyStatuses)}`,
+    `all rounds, quiet beside the noisy one: ${figures(noisy)}; noisy answers by status ${JSON.stringify(noisyStatuses)}`,
   );
   console.log(`p95 ratio noisy/alone: ${(percentile(noisy, 95) / percentile(alone, 95)).toFixed(1)}×`);
 } finally {

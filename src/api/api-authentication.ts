@@ -3,12 +3,14 @@
 // has not seen succeed lately are looked up one at a time per address (src/limits/attempt-limit).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import crypto from 'node:crypto';
+import { finished } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { Queryable } from '../db/database.js';
 import { appError, AppError } from '../errors.js';
 import { authenticateApiKey, LastUsedRecorder, type ApiCaller } from '../auth/authenticate.js';
 import { batchedKeyLookup } from '../auth/key-lookup.js';
 import { AttemptLimit } from '../limits/attempt-limit.js';
+import { UNKNOWN_ORGANIZATION, workUnderWay } from '../limits/organization-turns.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,6 +46,20 @@ export function apiAuthentication(
   const recentlyValid = new LRUCache<string, true>({ max: 10_000, ttl: 10 * 60_000 });
 
   return async (request, reply) => {
+    // Issue 29, item 2: from its first byte, a request is work under way that shortens the other
+    // organizations' slices (src/limits/time-slice.ts): its organization's once known, until
+    // its response is over; before that, of an organization not known yet.
+    const beforeItsOrganization = workUnderWay(UNKNOWN_ORGANIZATION);
+    try {
+      await authenticate(request, reply);
+    } finally {
+      beforeItsOrganization();
+    }
+    if (!request.caller) return;
+    finished(reply.raw, workUnderWay(request.caller.organization.id));
+  };
+
+  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     const fingerprint = crypto
       .createHash('sha256')
@@ -73,5 +89,5 @@ export function apiAuthentication(
     recentlyValid.set(fingerprint, true);
     request.caller = outcome.caller;
     lastUsed.record(outcome.caller);
-  };
+  }
 }

@@ -170,7 +170,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       const release = deps.answers.hold(organization.id, answer.body);
       reply.header('cache-control', `private, max-age=${CACHE_TTL_S}`).header('vary', 'Accept');
       if (answer.truncated) reply.header('x-rows-truncated', 'true'); // T6, O1
-      return sendAnswer(reply.type(CONTENT_TYPES[format]), answer.body, release);
+      return sendAnswer(reply.type(CONTENT_TYPES[format]), organization.id, answer.body, release);
     },
   );
 }

@@ -9,8 +9,8 @@ import {
   snapshotBuildDuration,
   snapshotBuilds,
   snapshotDeltas,
-  snapshotEvictedBytes,
-  snapshotEvictions,
+  countEviction,
+  observeOldestSnapshotIdle,
 } from '../observability/metrics.js';
 import type { SnapshotSource } from './columnar/build-snapshot.js';
 import { ColumnarReportEngine, type SnapshotEvent } from './columnar/columnar-engine.js';
@@ -44,8 +44,7 @@ function countEvent(event: SnapshotEvent): void {
       snapshotDeltas.inc();
       break;
     case 'evicted':
-      snapshotEvictions.inc();
-      snapshotEvictedBytes.inc(event.bytes);
+      countEviction(event.bytes, event.idleMs / 1000);
       break;
     default:
   }
@@ -75,8 +74,10 @@ export function observeEngine(engine: ReportEngine): () => void {
   if (!(engine instanceof ColumnarReportEngine)) return () => undefined;
   const stopCount = observeSnapshotsHeld(() => engine.snapshotsHeld);
   const stopBytes = observeSnapshotBytes(() => engine.memoryInUse);
+  const stopIdle = observeOldestSnapshotIdle(() => engine.oldestIdleSeconds);
   return () => {
     stopCount();
     stopBytes();
+    stopIdle();
   };
 }

@@ -62,6 +62,36 @@ export const snapshotEvictedBytes = new client.Counter({
   registers: [registry],
 });
 
+/**
+ * Issue 29, item 3: the eviction order, visible without a label per organization (a gauge of
+ * each held snapshot's age would grow with a thousand of them): how long the evicted snapshot had
+ * gone unused. Least recently used first means these are the longest idle ages held; short ones
+ * mean the budget is smaller than the working set.
+ */
+export const snapshotEvictedIdle = new client.Histogram({
+  name: `${PREFIX}snapshot_evicted_idle_seconds`,
+  help: 'Seconds since a report last used each snapshot evicted (least recently used first).',
+  buckets: [1, 10, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
+  registers: [registry],
+});
+
+/** A snapshot used this recently and evicted will most likely be built again soon: thrash. */
+export const THRASH_IDLE_S = 60;
+
+export const snapshotThrashEvictions = new client.Counter({
+  name: `${PREFIX}snapshot_thrash_evictions_total`,
+  help: `Snapshots evicted though a report had used them within the last ${THRASH_IDLE_S} s: REPORT_MEMORY_MB is smaller than the working set.`,
+  registers: [registry],
+});
+
+/** Counts an eviction: its bytes, its idle age, and whether it is thrash. */
+export function countEviction(bytes: number, idleSeconds: number): void {
+  snapshotEvictions.inc();
+  snapshotEvictedBytes.inc(bytes);
+  snapshotEvictedIdle.observe(idleSeconds);
+  if (idleSeconds < THRASH_IDLE_S) snapshotThrashEvictions.inc();
+}
+
 export type OrderSource = 'import' | 'connector';
 
 export const ordersWritten = new client.Counter({
@@ -87,16 +117,20 @@ export const refusals = new client.Counter({
 type Reading = () => number | Promise<number>;
 type LabelledReading = () => Promise<ReadonlyMap<string, number>>;
 
-function summedGauge(name: string, help: string): (reading: Reading) => () => void {
+function summedGauge(
+  name: string,
+  help: string,
+  combine: (a: number, b: number) => number = (a, b) => a + b,
+): (reading: Reading) => () => void {
   const readings = new Set<Reading>();
   new client.Gauge({
     name: `${PREFIX}${name}`,
     help,
     registers: [registry],
     async collect() {
-      let sum = 0;
-      for (const read of readings) sum += await read();
-      this.set(sum);
+      let combined = 0;
+      for (const read of readings) combined = combine(combined, await read());
+      this.set(combined);
     },
   });
   return (reading) => {
@@ -109,6 +143,12 @@ export const observeSnapshotsHeld = summedGauge('snapshots', 'Snapshots held in 
 export const observeSnapshotBytes = summedGauge(
   'snapshot_bytes',
   'Bytes of the snapshots held in memory (counted against REPORT_MEMORY_MB).',
+);
+/** Issue 29, item 3: one figure however many snapshots are held (the next to leave, its idle age). */
+export const observeOldestSnapshotIdle = summedGauge(
+  'snapshot_oldest_idle_seconds',
+  'Seconds since a report last used the least recently used snapshot held: the next to be evicted.',
+  Math.max,
 );
 export const observeAnswerBytes = summedGauge(
   'answer_memory_bytes',

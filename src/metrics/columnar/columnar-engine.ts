@@ -70,7 +70,13 @@ export type SnapshotEvent =
       readonly orders: number;
       readonly ms: number;
     }
-  | { readonly event: 'evicted'; readonly organizationId: string; readonly bytes: number }
+  | {
+      readonly event: 'evicted';
+      readonly organizationId: string;
+      readonly bytes: number;
+      /** Issue 29, item 3: how long ago a report last used it (the least recently used leaves first). */
+      readonly idleMs: number;
+    }
   | { readonly event: 'failed'; readonly organizationId: string; readonly error: unknown };
 
 export interface ColumnarOptions {
@@ -125,6 +131,8 @@ interface Entry {
   fallback?: Promise<void>;
   /** When its snapshot was last saved (or read from its file), Date.now(); 0: never. */
   savedAt: number;
+  /** When a report last used its snapshot (or it was admitted), performance.now(). */
+  usedAt?: number;
 }
 
 /**
@@ -245,6 +253,7 @@ export class ColumnarReportEngine implements ReportEngine {
       const snapshot = await this.currentSnapshot(plan.organizationId);
       signal?.throwIfAborted();
       if (snapshot) {
+        this.used(plan.organizationId);
         const buckets = plan.dimensions.includes('date')
           ? await this.bucketsFor(plan, plan.timezone)
           : undefined;
@@ -282,6 +291,27 @@ export class ColumnarReportEngine implements ReportEngine {
         if (entry.fallback === running) entry.fallback = undefined;
       }
     }
+  }
+
+  /**
+   * Issue 29, item 3: a report uses the organization's snapshot: most recently used, to the end
+   * of the map (evictions take the first). Bringing a snapshot up to date in the background
+   * (prepare) is no use: an organization nobody asks for still ages and leaves first.
+   */
+  private used(organizationId: string): void {
+    const entry = this.entries.get(organizationId);
+    if (!entry) return;
+    entry.usedAt = performance.now();
+    this.entries.delete(organizationId);
+    this.entries.set(organizationId, entry);
+  }
+
+  /** Seconds since a report last used the least recently used snapshot held (for /metrics); 0: none held. */
+  get oldestIdleSeconds(): number {
+    const now = performance.now();
+    for (const entry of this.entries.values())
+      if (entry.snapshot) return (now - (entry.usedAt ?? now)) / 1000;
+    return 0;
   }
 
   /** Snapshots held in memory (for /metrics). */
@@ -359,11 +389,7 @@ export class ColumnarReportEngine implements ReportEngine {
     // A delta already under way may have read its moment before this request's version: then one more.
     for (let attempt = 0; attempt < 3; attempt++) {
       const snapshot = entry.snapshot;
-      if (snapshot && !newer(version, snapshot.version)) {
-        this.entries.delete(organizationId); // most recently used: to the end of the map
-        this.entries.set(organizationId, entry);
-        return snapshot;
-      }
+      if (snapshot && !newer(version, snapshot.version)) return snapshot;
       if (this.entries.get(organizationId) !== entry || !entry.live) break;
       entry.updating ??= this.update(organizationId, entry);
       let timer: NodeJS.Timeout | undefined;
@@ -637,7 +663,8 @@ export class ColumnarReportEngine implements ReportEngine {
     for (const [id, other] of this.entries) {
       if (this.usedBytes + more <= this.options.memoryBudgetBytes) break;
       if (id === organizationId || !other.snapshot) continue;
-      this.options.onEvent?.({ event: 'evicted', organizationId: id, bytes: other.bytes });
+      const idleMs = performance.now() - (other.usedAt ?? performance.now());
+      this.options.onEvent?.({ event: 'evicted', organizationId: id, bytes: other.bytes, idleMs });
       this.drop(id);
     }
   }
@@ -654,6 +681,7 @@ export class ColumnarReportEngine implements ReportEngine {
     entry.live = live;
     entry.snapshot = live.view();
     entry.bytes = bytes;
+    entry.usedAt ??= performance.now();
     this.usedBytes += bytes;
   }
 

@@ -1,0 +1,129 @@
+// Issue 29, item 3: with REPORT_MEMORY_MB smaller than the working set, the least recently used
+// snapshot leaves first, and /metrics shows it without a label per organization: evictions, the
+// evicted snapshot's idle age (a histogram), the thrash counter (evicted though used within the
+// last minute) and the idle age of the next to leave. Three organizations, room for two: used
+// A, B, A, then C asked → B leaves, not A (A is answered from its snapshot, no build). Real
+// engine, real HTTP, the real /metrics listener.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { freePort } from '../helpers/processes.js';
+import { orderLine } from '../helpers/orders.js';
+import { parseExposition, valueOf, type MetricFamily } from '../helpers/prometheus-text.js';
+
+type Families = ReadonlyMap<string, MetricFamily>;
+
+/** 200 orders over 200 days: a snapshot of about 1.07 MB (mostly its fixed part). */
+const orders = (prefix: string) =>
+  Array.from({ length: 200 }, (_, i) =>
+    orderLine(`${prefix}-${i}`, new Date(Date.UTC(2025, 0, 1 + i, 10)).toISOString(), `c${i}@example.com`),
+  );
+
+describe('snapshot eviction order and its metrics (issue 29, item 3)', () => {
+  let service: TestService;
+  let metricsUrl: string;
+  const keys: Record<string, string> = {};
+  let asked = 0;
+  const scrape = async (): Promise<Families> => parseExposition(await (await fetch(metricsUrl)).text());
+  const engineCount = (families: Families, engine: string) =>
+    valueOf(families, 'sales_metrics_report_computations_total', { engine });
+  /** An uncached report of the organization (a new limit each time: never the response cache). */
+  const report = async (name: string) => {
+    const path = `/api/reports/tabular?metrics=orders&dimensions=date&from=2025-01-01&to=2025-12-31&limit=${1000 - ++asked}`;
+    const response = await service.get(path, keys[name]);
+    assert.equal(response.status, 200, await response.text());
+  };
+  /** Asks until `done` holds of /metrics (a build runs in the background; SQL answers meanwhile). */
+  const askUntil = async (name: string, done: (families: Families) => boolean) => {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      await report(name);
+      const families = await scrape();
+      if (done(families)) return families;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return assert.fail(`${name}: /metrics never showed the expected snapshots`);
+  };
+
+  before(async () => {
+    const port = await freePort();
+    service = await startTestService({
+      METRICS_PORT: String(port),
+      REPORT_MEMORY_MB: '3', // two snapshots of about 1.07 MB fit, three do not
+      REPORT_WARM_INTERVAL_MS: '0', // only reports build: the order of use is the test's
+      RATE_LIMIT_MAX: '100000',
+    });
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+    for (const name of ['A', 'B', 'C']) keys[name] = (await service.addOrganization(name, orders(name))).key;
+  });
+  after(async () => service?.cleanup());
+
+  test('used A, B, A, then C: B (least recently used) is evicted, not A; /metrics shows the eviction, its idle age and the thrash', async () => {
+    const start = await scrape();
+    const built = (families: Families) =>
+      valueOf(families, 'sales_metrics_snapshot_builds_total', { outcome: 'built' }) -
+      valueOf(start, 'sales_metrics_snapshot_builds_total', { outcome: 'built' });
+    const evictions = (families: Families) =>
+      valueOf(families, 'sales_metrics_snapshot_evictions_total') -
+      valueOf(start, 'sales_metrics_snapshot_evictions_total');
+
+    // A, then B: built and used, both held.
+    await askUntil('A', (f) => valueOf(f, 'sales_metrics_snapshots') === 1);
+    await report('A'); // used once its snapshot is held
+    const twoHeld = await askUntil('B', (f) => valueOf(f, 'sales_metrics_snapshots') === 2);
+    await report('B');
+    const bUsedAt = performance.now();
+    const bytes = valueOf(twoHeld, 'sales_metrics_snapshot_bytes');
+    assert.ok(
+      bytes > 2 * 1024 ** 2 && bytes * 1.5 > 3 * 1024 ** 2,
+      `premise: two fit in 3 MB, three do not (${bytes} B for two)`,
+    );
+
+    // A again: from its snapshot, now the most recently used.
+    const beforeA = await scrape();
+    await report('A');
+    const afterA = await scrape();
+    assert.equal(
+      engineCount(afterA, 'snapshot') - engineCount(beforeA, 'snapshot'),
+      1,
+      'A answered from its snapshot',
+    );
+
+    // C: its build needs room; the least recently used (B) leaves.
+    const afterC = await askUntil('C', (f) => built(f) === 3 && valueOf(f, 'sales_metrics_snapshots') === 2);
+    const evictedAt = performance.now();
+    assert.equal(evictions(afterC), 1, 'one snapshot evicted');
+    assert.equal(built(afterC), 3);
+
+    // A is still held: answered from its snapshot, nothing built, nothing evicted.
+    await report('A');
+    const afterAgain = await scrape();
+    assert.equal(
+      engineCount(afterAgain, 'snapshot') - engineCount(afterC, 'snapshot'),
+      1,
+      'A still held: B was evicted',
+    );
+    assert.equal(engineCount(afterAgain, 'sql') - engineCount(afterC, 'sql'), 0);
+    assert.equal(built(afterAgain), 3);
+
+    // The eviction's idle age: B's, from its last use to its eviction, and it counts as thrash.
+    const idleCount = (f: Families) => valueOf(f, 'sales_metrics_snapshot_evicted_idle_seconds_count');
+    const idleSum = (f: Families) => valueOf(f, 'sales_metrics_snapshot_evicted_idle_seconds_sum');
+    assert.equal(idleCount(afterAgain) - idleCount(start), 1);
+    const idle = idleSum(afterAgain) - idleSum(start);
+    assert.ok(idle > 0 && idle <= (evictedAt - bUsedAt) / 1000 + 0.05, `B's idle age ${idle} s`);
+    assert.equal(
+      valueOf(afterAgain, 'sales_metrics_snapshot_evicted_idle_seconds_bucket', { le: '60' }) -
+        valueOf(start, 'sales_metrics_snapshot_evicted_idle_seconds_bucket', { le: '60' }),
+      1,
+    );
+    assert.equal(
+      valueOf(afterAgain, 'sales_metrics_snapshot_thrash_evictions_total') -
+        valueOf(start, 'sales_metrics_snapshot_thrash_evictions_total'),
+      1,
+      'evicted within a minute of its last use: thrash',
+    );
+    // The next to leave is C (A was just used), idle since its build: a small age, one figure.
+    const oldest = valueOf(afterAgain, 'sales_metrics_snapshot_oldest_idle_seconds');
+    assert.ok(oldest > 0 && oldest < 60, `oldest idle ${oldest} s`);
+  });
+});
