@@ -16,19 +16,20 @@ import { freshPart, type Part } from './snapshot.js';
  * the store, an anonymous order's key for a delta to retire it, and every order's for its lines
  * to find it (order-keys.ts).
  */
-export const ORDER_FIELDS = `o.customer, o.created_at, o.store_id, o.status, coalesce(o.billing_country, 'Unknown'),
-  o.items, o.total, o.tax_total, o.shipping_total, o.fee_total, o.refund_total, o.refund_tax, o.refund_shipping,
-  o.external_id`;
+export const ORDER_FIELDS = `o.customer, o.created_at, o.store_id, o.external_id, o.status,
+  coalesce(o.billing_country, 'Unknown'), o.items, o.total, o.tax_total, o.shipping_total, o.fee_total,
+  o.refund_total, o.refund_tax, o.refund_shipping`;
 export const FIELD_COUNT = 14;
 const CUSTOMER = 0;
 const CREATED_AT = 1;
 const STORE = 2;
-const STATUS = 3;
-const COUNTRY = 4;
-const ITEMS = 5;
-const FIRST_AMOUNT = 6;
+/** Right after the store: the order's key is one run of bytes (order-keys.ts). */
+const EXTERNAL_ID = 3;
+const STATUS = 4;
+const COUNTRY = 5;
+const ITEMS = 6;
+const FIRST_AMOUNT = 7;
 export const AMOUNTS = 7;
-const EXTERNAL_ID = 13;
 
 const INT32_MIN = -2_147_483_648;
 const INT32_MAX = 2_147_483_647;
@@ -159,17 +160,17 @@ export class OrderColumns {
       i,
       data,
       starts[STORE] as number,
-      starts[EXTERNAL_ID] as number,
-      lengths[EXTERNAL_ID] as number,
+      (starts[EXTERNAL_ID] as number) + (lengths[EXTERNAL_ID] as number),
     );
   }
 
   /**
-   * One line of a COPY row: its order's int8 store id and external id in fields 0 and 1, then
-   * LINE_ROW_FIELDS. False when no order read has that key (written since: left to the delta).
+   * One line of a COPY row: its order's int8 store id and external id in fields 0 and 1 (as in
+   * ORDER_FIELDS: one run of bytes), then LINE_ROW_FIELDS. False when no order read has that key (written since: left to the delta).
    */
   pushLine(data: Buffer, starts: Int32Array, lengths: Int32Array): boolean {
-    const i = this.keys?.find(data, starts[0] as number, starts[1] as number, lengths[1] as number) ?? -1;
+    const i =
+      this.keys?.find(data, starts[0] as number, (starts[1] as number) + (lengths[1] as number)) ?? -1;
     if (i < 0) return false;
     this.lines.pushCopied(i, data, starts, lengths, 2);
     return true;

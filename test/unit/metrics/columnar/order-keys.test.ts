@@ -6,12 +6,13 @@ import { LineColumns } from '../../../../src/metrics/columnar/line-columns.js';
 import { LineCodes } from '../../../../src/metrics/columnar/line-codes.js';
 import { OrderKeys } from '../../../../src/metrics/columnar/order-keys.js';
 
-/** A store id as binary COPY writes an int8, then an external id, in one buffer with padding. */
-function keyed(store: number, id: string, pad: number): [Buffer, number, number, number] {
+/** A store id and an external id as binary COPY writes them side by side, padded: the key's run. */
+function keyed(store: number, id: string, pad: number): [Buffer, number, number] {
   const idBytes = Buffer.from(id, 'utf8');
-  const data = Buffer.concat([Buffer.alloc(pad, 0x2a), Buffer.alloc(8), idBytes, Buffer.alloc(3, 0x2a)]);
+  const data = Buffer.concat([Buffer.alloc(pad, 0x2a), Buffer.alloc(12), idBytes, Buffer.alloc(3, 0x2a)]);
   data.writeBigInt64BE(BigInt(store), pad);
-  return [data, pad, pad + 8, idBytes.length];
+  data.writeInt32BE(idBytes.length, pad + 8);
+  return [data, pad, pad + 12 + idBytes.length];
 }
 
 test('OrderKeys: a line finds its order by store and external id; an unknown key finds none; a key read twice keeps its first order', () => {
@@ -21,7 +22,8 @@ test('OrderKeys: a line finds its order by store and external id; an unknown key
     [2, 'A-1'], // the same external id in another store
     [1, 'A-10'],
     [1, ''],
-    [1, 'é'.repeat(200)], // longer than the key's first buffer
+    [1, 'é'.repeat(200)],
+    [1, 'A-'], // a prefix of another key
     ...Array.from({ length: 50 }, (_, n): [number, string] => [3, `#${n}`]),
   ];
   orders.forEach(([store, id], i) => keys.add(i, ...keyed(store, id, i % 7)));
