@@ -3,7 +3,7 @@
 // aggregate), and OrderColumns decodes the bytes as they arrive, one piece of the output per turn
 // of the event loop. The orders' lines (section 15) come after them in a COPY of their own, each
 // line finding its order by the order's key (order-keys.ts): joined to the orders in the database
-// (an aggregate of each order's lines, LATERAL), they cost it five times the orders' own read.
+// (an aggregate of each order's lines, LATERAL), they cost it three times the two read apart.
 //
 // On a PostgreSQL server that is one statement (the planner reads the organization's rows through
 // its index or by a scan), streamed as fast as it is read while the server's other sessions go

@@ -7,7 +7,7 @@
 // A build reads the lines in a binary COPY of their own, after the orders (build-snapshot.ts): one
 // row a line, in whatever order the table gives them, each found its order by the order's key
 // (order-keys.ts). An aggregate of each order's lines joined to the orders (LATERAL) cost the
-// database some 20 µs an order, five times the orders' own read (issue 28, docs/benchmarks.md).
+// database some 100 µs an order in PGlite, three times the orders and lines read apart (issue 28, docs/benchmarks.md).
 // A delta reads them as JSON (LINES_JSON).
 import { int32, numericCents } from './copy-binary.js';
 import type { TextCodes } from './text-codes.js';
