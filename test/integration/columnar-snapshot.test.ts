@@ -1,8 +1,9 @@
 // The columnar snapshot's read path (issue 9): binary COPY decoded into columns. Its decoding
 // against the database's own arithmetic on edge values, a snapshot's contents against the orders
 // read back by SQL (every order once, exact cents and seconds, each customer's orders in one run,
-// nothing of another organization), whether read in one statement or in chunks of pages, amounts
-// past exact range, and a COPY that fails or whose reader fails.
+// nothing of another organization), whether read in one statement or in chunks of pages, the
+// orders' lines read after them (issue 28, item 2), amounts past exact range, and a COPY that
+// fails or whose reader fails.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOrganization } from '../../src/domain/organizations.js';
@@ -79,6 +80,56 @@ function ordersOf(s: Snapshot) {
     for (let i = from; i < p.orderCount; i++) if (p.retiredOrders?.[i - from] !== 1) anonymous.push(row(i));
   }
   return canonical(runs, anonymous);
+}
+
+/** Each order of one organization with its lines (section 15) as text, by SQL. */
+async function linesBySql(db: TestDatabase['db'], organizationId: string): Promise<string[]> {
+  const rows = await db.query<{ r: string }>(
+    `SELECT concat_ws(':', floor(extract(epoch FROM o.created_at))::float8, (o.total * 100)::float8,
+       (SELECT string_agg(concat_ws('/', l.quantity, (l.subtotal * 100)::float8, l.refunded_quantity), ' '
+          ORDER BY l.quantity, l.subtotal) FROM order_lines l
+        WHERE l.organization_id = o.organization_id AND l.store_id = o.store_id AND l.external_id = o.external_id)) AS r
+     FROM orders o WHERE o.organization_id = $1`,
+    [organizationId],
+  );
+  return rows.map((row) => row.r).sort();
+}
+
+/** The same of a snapshot (retired orders left out). */
+function linesOf(s: Snapshot): string[] {
+  const out: string[] = [];
+  for (const p of s.parts) {
+    const anonymousFrom = p.runStart[p.customerCount]!;
+    const retired = (i: number) =>
+      i >= anonymousFrom
+        ? p.retiredOrders?.[i - anonymousFrom] === 1
+        : p.retiredRuns?.[p.runStart.findLastIndex((start) => start <= i)] === 1;
+    for (let i = 0; i < p.orderCount; i++) {
+      if (retired(i)) continue;
+      const lines: [number, number, number][] = [];
+      for (let l = p.lines.lineStart[i]!; l < p.lines.lineStart[i + 1]!; l++)
+        lines.push([p.lines.quantity[l]!, p.lines.subtotal[l]!, p.lines.refundedQuantity[l]!]);
+      lines.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+      const text = lines.map((line) => line.join('/')).join(' ');
+      out.push([p.seconds[i], p.total[i], ...(text ? [text] : [])].join(':'));
+    }
+  }
+  return out.sort();
+}
+
+/** Orders with 0 to 3 lines each (section 15). */
+function linedOrders(prefix: string, count: number) {
+  return orders(prefix, count, 50).map((order, n) => ({
+    ...order,
+    lines: Array.from({ length: n % 4 }, (_, k) => ({
+      line_id: `${prefix}${n}-${k}`,
+      product_name: `Produit ${k}`,
+      categories: k === 1 ? ['Thé', 'Vrac'] : [],
+      quantity: 1 + ((n + k) % 5),
+      subtotal: `${(n % 90) + k}.${k}5`,
+      ...(k === 2 ? { refunded_quantity: 1, refunded_amount: '1.00' } : {}),
+    })),
+  }));
 }
 
 /**
@@ -198,11 +249,65 @@ describe('columnar snapshot read path', () => {
       assert.equal(live.parts.length, 1);
       assertRunsInOrder(live.parts[0]!);
       assert.equal(statements.length > 1, many, `${statements.length} COPY statements`);
-      assert.ok(statements.every((sql) => new RegExp(`o\\.organization_id = ${a}\\b`).test(sql)));
+      assert.ok(statements.every((sql) => new RegExp(`[ol]\\.organization_id = ${a}\\b`).test(sql)));
     }
     const other = await buildSnapshot(source, b, { maxBytes: 1 << 24, chunkRows: 50 });
     assert.ok(other && !('reason' in other));
     assert.deepStrictEqual(ordersOf(other.view()), await ordersBySql(database.db, b));
+  });
+
+  test('lines read after their orders find them, in one statement or in chunks of pages; a line written in between is left to the delta (issue 28)', async () => {
+    const { db } = database;
+    const lined = (await createOrganization(db, { name: 'Lignes' })).id;
+    const other = (await createOrganization(db, { name: 'Autres lignes' })).id;
+    // Interleaved on both tables' pages, the same external ids in the other organization.
+    for (const [id, prefix] of [
+      [lined, 'l'],
+      [other, 'l'],
+      [lined, 'm'],
+    ] as const) {
+      const result = await importOrderRecords(db, id, linedOrders(prefix, 300));
+      assert.equal(result.imported, 300, JSON.stringify(result.errors));
+    }
+    const expected = await linesBySql(db, lined);
+    for (const chunkRows of [undefined, 40]) {
+      statements.length = 0;
+      const live = await buildSnapshot(source, lined, {
+        maxBytes: 1 << 24,
+        ...(chunkRows ? { chunkRows } : {}),
+      });
+      assert.ok(live && !('reason' in live));
+      assert.deepStrictEqual(linesOf(live.view()), expected);
+      const lineStatements = statements.filter((sql) => sql.includes('FROM order_lines'));
+      assert.equal(lineStatements.length > 1, chunkRows !== undefined && engine === 'embedded');
+      assert.ok(
+        statements.every((sql) => !/LATERAL|array_agg/i.test(sql)),
+        'no aggregate per order',
+      );
+    }
+    // Written between the orders' COPY and the lines': a new order, an order's lines replaced.
+    let written = false;
+    const between: SnapshotSource = {
+      ...source,
+      copyOut: async (sql, onData) => {
+        if (!written && sql.includes('FROM order_lines')) {
+          written = true;
+          const [changed] = linedOrders('l', 8).slice(7);
+          await importOrderRecords(db, lined, [
+            ...linedOrders('n', 4).slice(3),
+            { ...changed!, lines: [{ line_id: 'x', product_name: 'Autre', quantity: 9, subtotal: '9.99' }] },
+          ]);
+        }
+        return db.copyOut(sql, onData);
+      },
+    };
+    const live = await buildSnapshot(between, lined, { maxBytes: 1 << 24 });
+    assert.ok(written && live && !('reason' in live));
+    assert.equal(live.view().parts[0]!.orderCount, 600, 'the new order is not in the build');
+    const delta = await readDelta(db, lined, live.databaseSnapshot, 10_000);
+    assert.ok(delta && delta !== REBUILD);
+    assert.ok(await live.apply(delta, 1 << 20));
+    assert.deepStrictEqual(linesOf(live.view()), await linesBySql(db, lined));
   });
 
   test('deltas bring a snapshot to what the database holds: appended, replaced, moved, deleted, compacted (issue 19)', async () => {

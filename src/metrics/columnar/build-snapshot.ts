@@ -1,7 +1,9 @@
 // Reads one organization's orders into a Snapshot with binary `COPY … TO STDOUT`: the database only
-// filters and sends the stored columns, in whatever order it finds them (no ORDER BY, no
-// expression per row), and OrderColumns decodes the bytes as they arrive, one piece of the output
-// per turn of the event loop.
+// filters and sends the stored columns, in whatever order it finds them (no ORDER BY, no join, no
+// aggregate), and OrderColumns decodes the bytes as they arrive, one piece of the output per turn
+// of the event loop. The orders' lines (section 15) come after them in a COPY of their own, each
+// line finding its order by the order's key (order-keys.ts): joined to the orders in the database
+// (an aggregate of each order's lines, LATERAL), they cost it three times the two read apart.
 //
 // On a PostgreSQL server that is one statement (the planner reads the organization's rows through
 // its index or by a scan), streamed as fast as it is read while the server's other sessions go
@@ -11,11 +13,13 @@
 // whole table, other organizations' rows skipped), others' queries running between them.
 // Statements that see different moments are harmless: data_version and the database snapshot are
 // read before the first row, so a change made meanwhile is read again by the first delta (issue
-// 19), which retires whatever the build read of it (X1).
+// 19), which retires whatever the build read of it (X1). So are the lines: a line read after its
+// order changed belongs to an order the delta retires, and a line whose order was not read (written
+// since) is left out, the delta reading that order with its lines.
 import type { Database } from '../../db/database.js';
 import type { BuildProgress } from './build-progress.js';
 import { BinaryCopyRows } from './copy-binary.js';
-import { LINES_JOIN } from './line-columns.js';
+import { LINE_FIELD_COUNT, LINE_ROW_FIELDS } from './line-columns.js';
 import { LiveSnapshot } from './live-snapshot.js';
 import {
   AmountOutOfRange,
@@ -25,11 +29,12 @@ import {
   OverBudget,
   nextTurn,
 } from './order-columns.js';
+import { OrderKeys } from './order-keys.js';
 import { BYTES_PER_ORDER } from './snapshot.js';
 
 /** Orders per statement on the embedded database, about (statements cover pages: PAGE_ROWS). */
 export const DEFAULT_CHUNK_ROWS = 50_000;
-/** Order rows in an 8 kB heap page, roughly (some 200 bytes each): turns chunkRows into pages. */
+/** Order or line rows in an 8 kB heap page, roughly (some 200 bytes each): turns chunkRows into pages. */
 const PAGE_ROWS = 40;
 
 /** What a snapshot is read from: the database's SQL and its COPY output. */
@@ -52,13 +57,30 @@ export interface BuildOptions {
 /** Heap pages [from, to); to undefined: to the end, pages added meanwhile included. */
 type Pages = readonly [from: number, to: number | undefined];
 
+/** What a build reads from one table: its rows of the organization, as binary COPY fields. */
+interface Read {
+  readonly table: 'orders' | 'order_lines';
+  readonly alias: string;
+  readonly fields: string;
+  readonly fieldCount: number;
+}
+const ORDERS: Read = { table: 'orders', alias: 'o', fields: ORDER_FIELDS, fieldCount: FIELD_COUNT };
+/** Each line with its order's key (OrderColumns.pushLine). */
+const LINES: Read = {
+  table: 'order_lines',
+  alias: 'l',
+  fields: `l.store_id, l.external_id, ${LINE_ROW_FIELDS}`,
+  fieldCount: 2 + LINE_FIELD_COUNT,
+};
+
 /** COPY takes no parameters: its only values are integers formatted here. */
-function copyOrders(organizationId: bigint, pages?: Pages): string {
+function copyRows(read: Read, organizationId: bigint, pages?: Pages): string {
   const tid = (page: number) => `'(${page},0)'::tid`;
+  const a = read.alias;
   const range = !pages
     ? ''
-    : ` AND o.ctid >= ${tid(pages[0])}${pages[1] === undefined ? '' : ` AND o.ctid < ${tid(pages[1])}`}`;
-  return `COPY (SELECT ${ORDER_FIELDS} FROM orders o ${LINES_JOIN} WHERE o.organization_id = ${organizationId}${range}) TO STDOUT (FORMAT binary)`;
+    : ` AND ${a}.ctid >= ${tid(pages[0])}${pages[1] === undefined ? '' : ` AND ${a}.ctid < ${tid(pages[1])}`}`;
+  return `COPY (SELECT ${read.fields} FROM ${read.table} ${a} WHERE ${a}.organization_id = ${organizationId}${range}) TO STDOUT (FORMAT binary)`;
 }
 
 /**
@@ -97,32 +119,30 @@ export async function buildSnapshot(
   ]);
   for (const row of storeRows) live.codes.addStore(Number(row.id), String(row.address));
 
-  const columns = new OrderColumns(expected + 64, live.codes, maxOrders);
+  // Section 15: the orders' keys are kept only when the organization has lines to read.
+  const [lined] = await db.query<{ any: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM order_lines WHERE organization_id = $1) AS any',
+    [organizationId],
+  );
+  const keys = lined?.any ? new OrderKeys(expected + 64) : undefined;
+  const columns = new OrderColumns(expected + 64, live.codes, maxOrders, keys);
   const id = BigInt(organizationId); // an integer, written out by BigInt
-  const read = (pages?: Pages): Promise<void> => {
-    const rows = new BinaryCopyRows(FIELD_COUNT, (data) => {
+  const readOrders = (pages?: Pages): Promise<void> =>
+    copy(db, copyRows(ORDERS, id, pages), ORDERS.fieldCount, (data, rows) => {
       columns.push(data, rows.starts, rows.lengths);
       if (options.progress) options.progress.read = columns.length;
     });
-    // A turn of the event loop after each piece: the socket may hold many.
-    const onData = (data: Buffer) => (rows.write(data), nextTurn());
-    return db.copyOut(copyOrders(id, pages), onData).then(() => rows.end());
-  };
+  const readLines = (pages?: Pages): Promise<void> =>
+    copy(db, copyRows(LINES, id, pages), LINES.fieldCount, (data, rows) => {
+      columns.pushLine(data, rows.starts, rows.lengths);
+    });
   try {
-    if (db.engine !== 'embedded' || expected <= chunkRows) {
-      await read();
-    } else {
-      const [table] = await db.query<{ pages: number }>(
-        `SELECT (pg_relation_size('orders') / current_setting('block_size')::bigint)::integer AS pages`,
-      );
-      const step = Math.max(1, Math.ceil(chunkRows / PAGE_ROWS));
-      for (let from = 0; ; from += step) {
-        const last = from + step >= (table?.pages ?? 0);
-        await read([from, last ? undefined : from + step]);
-        if (last) break;
-        await nextTurn();
-      }
-    }
+    // A small organization's rows are read through the index in one statement (a few lines each).
+    const whole = db.engine !== 'embedded' || expected <= chunkRows;
+    if (whole) await readOrders();
+    else await byPages(db, 'orders', chunkRows, readOrders);
+    if (keys && whole) await readLines();
+    else if (keys) await byPages(db, 'order_lines', chunkRows, readLines);
   } catch (error) {
     if (error instanceof AmountOutOfRange) return { version, reason: 'amount-range' };
     if (error instanceof OverBudget) return { version, reason: 'over-budget' };
@@ -132,4 +152,39 @@ export async function buildSnapshot(
   if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
   live.addPart(await columns.part());
   return live;
+}
+
+/** Runs one binary COPY, each row of `fieldCount` fields to onRow, a turn of the event loop a piece. */
+function copy(
+  db: SnapshotSource,
+  sql: string,
+  fieldCount: number,
+  onRow: (data: Buffer, rows: BinaryCopyRows) => void,
+): Promise<void> {
+  const rows: BinaryCopyRows = new BinaryCopyRows(fieldCount, (data) => onRow(data, rows));
+  // A turn of the event loop after each piece: the socket may hold many.
+  const onData = (data: Buffer) => (rows.write(data), nextTurn());
+  return db.copyOut(sql, onData).then(() => rows.end());
+}
+
+/**
+ * The embedded database's read of a table in statements over ranges of its pages, about chunkRows
+ * rows each, others' queries running between them; the last one reads to the end.
+ */
+async function byPages(
+  db: SnapshotSource,
+  table: Read['table'],
+  chunkRows: number,
+  read: (pages: Pages) => Promise<void>,
+): Promise<void> {
+  const [size] = await db.query<{ pages: number }>(
+    `SELECT (pg_relation_size('${table}') / current_setting('block_size')::bigint)::integer AS pages`,
+  );
+  const step = Math.max(1, Math.ceil(chunkRows / PAGE_ROWS));
+  for (let from = 0; ; from += step) {
+    const last = from + step >= (size?.pages ?? 0);
+    await read([from, last ? undefined : from + step]);
+    if (last) break;
+    await nextTurn();
+  }
 }

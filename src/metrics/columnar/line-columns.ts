@@ -4,9 +4,11 @@
 // with one range of lines. A line is its item code (line-codes.ts: product, product id, variant,
 // SKU, categories), its quantities, and its amounts as exact integer cents (M1), as the orders'.
 //
-// A build reads each order's lines with the order, as arrays of one LATERAL aggregate per order
-// in the same binary COPY (LINE_FIELDS): no second statement to match with the orders, and an
-// order and its lines are read at one moment. A delta reads them as JSON (LINES_JSON).
+// A build reads the lines in a binary COPY of their own, after the orders (build-snapshot.ts): one
+// row a line, in whatever order the table gives them, each found its order by the order's key
+// (order-keys.ts). An aggregate of each order's lines joined to the orders (LATERAL) cost the
+// database some 100 µs an order in PGlite, three times the orders and lines read apart (issue 28, docs/benchmarks.md).
+// A delta reads them as JSON (LINES_JSON).
 import { int32, numericCents } from './copy-binary.js';
 import type { TextCodes } from './text-codes.js';
 import type { LineCodes } from './line-codes.js';
@@ -31,25 +33,16 @@ export const BYTES_PER_LINE = 6 * 4;
 /** L2: a missing text is `Unknown`, as the SQL engine shows it (src/query/compile.ts). */
 const shown = (column: string): string => `coalesce(nullif(${column}, ''), 'Unknown')`;
 
-/** The order's lines, as arrays in one order (array_agg's input order is the same for each). */
-export const LINE_FIELDS = `k.product, k.product_id, k.variant, k.sku, k.categories, k.quantity, k.refunded_quantity,
-  k.subtotal, k.discount, k.refunded_amount`;
+/** A line's fields in the build's COPY (line-columns' LINE_ROW_FIELDS), after its order's key. */
+export const LINE_ROW_FIELDS = `${shown('l.product_name')}, ${shown('l.product_id')}, ${shown('l.variant_name')},
+  ${shown('l.sku')}, to_json(l.categories)::text, l.quantity, l.refunded_quantity, l.subtotal, l.discount,
+  l.refunded_amount`;
 export const LINE_FIELD_COUNT = 10;
-const TEXTS = 4; // product, product id, variant, sku
 const CATEGORIES = 4;
 const QUANTITY = 5;
 const REFUNDED_QUANTITY = 6;
 const FIRST_AMOUNT = 7;
 const LINE_AMOUNTS = 3;
-
-/** Joined to `orders o` in the build's COPY: each order's lines (NULL arrays: none). */
-export const LINES_JOIN = `LEFT JOIN LATERAL (SELECT array_agg(${shown('l.product_name')}) AS product,
-  array_agg(${shown('l.product_id')}) AS product_id, array_agg(${shown('l.variant_name')}) AS variant,
-  array_agg(${shown('l.sku')}) AS sku, array_agg(to_json(l.categories)::text) AS categories,
-  array_agg(l.quantity) AS quantity, array_agg(l.refunded_quantity) AS refunded_quantity,
-  array_agg(l.subtotal) AS subtotal, array_agg(l.discount) AS discount, array_agg(l.refunded_amount) AS refunded_amount
-  FROM order_lines l
-  WHERE l.organization_id = o.organization_id AND l.store_id = o.store_id AND l.external_id = o.external_id) k ON true`;
 
 /** A delta's lines of order `o`, as one JSON array (NULL: none). */
 export const LINES_JSON = `(SELECT json_agg(json_build_object('p', ${shown('l.product_name')},
@@ -73,19 +66,20 @@ export interface LineValues {
   readonly ra: string;
 }
 
-/** Lines being read, in the order their orders are pushed; `placed` puts them in the part's order. */
+/**
+ * Lines being read, each with the order it belongs to (its index among the pushed orders), in any
+ * order; `placed` puts them in the part's order, each order's lines in the order they came.
+ */
 export class LineColumns {
   count = 0;
-  /** Per pushed order: its first line and how many it has. */
-  private from: Int32Array;
+  /** Per pushed order: how many lines it has. */
   private lines: Int32Array;
+  /** Per line: its order. */
+  private owner: Int32Array;
   private item: Int32Array;
   private quantity: Int32Array;
   private refundedQuantity: Int32Array;
   private readonly money: Int32Array[];
-  /** Where the elements of each array field of the row being read are. */
-  private readonly at: Int32Array[] = Array.from({ length: LINE_FIELD_COUNT }, () => new Int32Array(16));
-  private readonly length: Int32Array[] = Array.from({ length: LINE_FIELD_COUNT }, () => new Int32Array(16));
 
   constructor(
     orders: number,
@@ -93,9 +87,9 @@ export class LineColumns {
     /** Anything but whole cents within int32: the organization is left to SQL. */
     private readonly checkedCents: (cents: number) => number,
   ) {
-    this.from = new Int32Array(orders);
     this.lines = new Int32Array(orders);
     const lines = Math.max(16, orders);
+    this.owner = new Int32Array(lines);
     this.item = new Int32Array(lines);
     this.quantity = new Int32Array(lines);
     this.refundedQuantity = new Int32Array(lines);
@@ -104,72 +98,53 @@ export class LineColumns {
 
   /** Room for order i. */
   private order(i: number): void {
-    if (i < this.from.length) return;
-    const capacity = Math.max(1024, Math.ceil(i * 1.25));
-    this.from = grown(this.from, capacity);
-    this.lines = grown(this.lines, capacity);
+    if (i < this.lines.length) return;
+    this.lines = grown(this.lines, Math.max(1024, Math.ceil(i * 1.25)));
   }
 
-  /** Room for `more` lines. */
-  private reserve(more: number): void {
-    const need = this.count + more;
-    if (need <= this.item.length) return;
-    const capacity = Math.max(need, Math.ceil(this.item.length * 1.5));
-    this.item = grown(this.item, capacity);
-    this.quantity = grown(this.quantity, capacity);
-    this.refundedQuantity = grown(this.refundedQuantity, capacity);
-    for (let m = 0; m < LINE_AMOUNTS; m++) this.money[m] = grown(this.money[m] as Int32Array, capacity);
-  }
-
-  /** Order i's lines from a COPY row: its LINE_FIELDS, from field `first` on. */
-  pushCopied(i: number, data: Buffer, starts: Int32Array, lengths: Int32Array, first: number): void {
+  /** Room for one more line of order i: its index. */
+  private line(i: number): number {
     this.order(i);
-    this.from[i] = this.count;
-    let n = -1;
-    for (let f = 0; f < LINE_FIELD_COUNT; f++) {
-      const elements = this.elements(f, data, starts[first + f] as number, lengths[first + f] as number);
-      if (n >= 0 && elements !== n) throw new Error('COPY: order lines of different lengths');
-      n = elements;
+    if (this.count === this.item.length) {
+      const capacity = Math.ceil(this.item.length * 1.5);
+      this.owner = grown(this.owner, capacity);
+      this.item = grown(this.item, capacity);
+      this.quantity = grown(this.quantity, capacity);
+      this.refundedQuantity = grown(this.refundedQuantity, capacity);
+      for (let m = 0; m < LINE_AMOUNTS; m++) this.money[m] = grown(this.money[m] as Int32Array, capacity);
     }
-    this.lines[i] = n;
-    this.reserve(n);
-    const at = this.at;
-    const length = this.length;
+    this.lines[i]! += 1;
+    this.owner[this.count] = i;
+    return this.count++;
+  }
+
+  /** One line of order i from a COPY row: its LINE_ROW_FIELDS, from field `first` on. */
+  pushCopied(i: number, data: Buffer, starts: Int32Array, lengths: Int32Array, first: number): void {
+    const l = this.line(i);
     const codes = this.codes;
-    for (let k = 0; k < n; k++) {
-      const l = this.count++;
-      const [a, b] = [at, length] as [Int32Array[], Int32Array[]];
-      const text = (f: number, codes: TextCodes): number =>
-        codes.code(data, (a[f] as Int32Array)[k] as number, (b[f] as Int32Array)[k] as number);
-      this.item[l] = codes.item(
-        text(0, codes.products),
-        text(1, codes.productIds),
-        text(2, codes.variants),
-        text(TEXTS - 1, codes.skus),
-        codes.categorySet(
-          data,
-          (a[CATEGORIES] as Int32Array)[k] as number,
-          (b[CATEGORIES] as Int32Array)[k] as number,
-        ),
+    const text = (f: number, texts: TextCodes): number =>
+      texts.code(data, starts[first + f] as number, lengths[first + f] as number);
+    this.item[l] = codes.item(
+      text(0, codes.products),
+      text(1, codes.productIds),
+      text(2, codes.variants),
+      text(3, codes.skus),
+      codes.categorySet(data, starts[first + CATEGORIES] as number, lengths[first + CATEGORIES] as number),
+    );
+    this.quantity[l] = int32(data, starts[first + QUANTITY] as number);
+    this.refundedQuantity[l] = int32(data, starts[first + REFUNDED_QUANTITY] as number);
+    for (let m = 0; m < LINE_AMOUNTS; m++)
+      (this.money[m] as Int32Array)[l] = this.checkedCents(
+        numericCents(data, starts[first + FIRST_AMOUNT + m] as number),
       );
-      this.quantity[l] = int32(data, (at[QUANTITY] as Int32Array)[k] as number);
-      this.refundedQuantity[l] = int32(data, (at[REFUNDED_QUANTITY] as Int32Array)[k] as number);
-      for (let m = 0; m < LINE_AMOUNTS; m++)
-        (this.money[m] as Int32Array)[l] = this.checkedCents(
-          numericCents(data, (at[FIRST_AMOUNT + m] as Int32Array)[k] as number),
-        );
-    }
   }
 
   /** Order i's lines as a delta reads them. */
   pushValues(i: number, lines: readonly LineValues[]): void {
     this.order(i);
-    this.from[i] = this.count;
-    this.lines[i] = lines.length;
-    this.reserve(lines.length);
     const codes = this.codes;
     for (const line of lines) {
-      const l = this.count++;
+      const l = this.line(i);
       const categories = Buffer.from(line.c, 'utf8');
       this.item[l] = codes.item(
         codes.products.codeText(line.p),
@@ -186,44 +161,23 @@ export class LineColumns {
     }
   }
 
-  /**
-   * The elements of a binary one-dimensional array (NULL: none) into at[f] and length[f]; how
-   * many. Layout: ndim, flags, element type, then per dimension its size and lower bound, then
-   * each element as its length and bytes.
-   */
-  private elements(f: number, data: Buffer, start: number, byteLength: number): number {
-    if (byteLength < 0 || int32(data, start) === 0) return 0;
-    const n = int32(data, start + 12);
-    if ((this.at[f] as Int32Array).length < n) {
-      this.at[f] = new Int32Array(n);
-      this.length[f] = new Int32Array(n);
-    }
-    const at = this.at[f] as Int32Array;
-    const length = this.length[f] as Int32Array;
-    let p = start + 20;
-    for (let k = 0; k < n; k++) {
-      const size = int32(data, p);
-      at[k] = p + 4;
-      length[k] = size;
-      p += 4 + Math.max(0, size);
-    }
-    return n;
-  }
-
   /** The lines in the part's order: source[k] is the pushed index of the part's k-th order. */
   placed(source: Int32Array, orders: number): PartLines {
     const lineStart = new Int32Array(orders + 1);
-    for (let k = 0; k < orders; k++)
-      lineStart[k + 1] = (lineStart[k] as number) + (this.lines[source[k] as number] as number);
+    const next = new Int32Array(Math.max(orders, this.lines.length)); // per pushed order: where its next line goes
+    for (let k = 0; k < orders; k++) {
+      const i = source[k] as number;
+      next[i] = lineStart[k] as number;
+      // An order pushed past the room made for lines has none.
+      lineStart[k + 1] = (lineStart[k] as number) + (i < this.lines.length ? (this.lines[i] as number) : 0);
+    }
     const n = lineStart[orders] as number;
+    const where = new Int32Array(this.count); // each line's place in the part
+    for (let l = 0; l < this.count; l++) where[l] = next[this.owner[l] as number]!++;
     const columns = [this.item, this.quantity, this.refundedQuantity, ...this.money];
     const [item, quantity, refundedQuantity, subtotal, discount, refundedAmount] = columns.map((from) => {
       const to = new Int32Array(n);
-      for (let k = 0; k < orders; k++) {
-        const i = source[k] as number;
-        const first = this.from[i] as number;
-        to.set(from.subarray(first, first + (this.lines[i] as number)), lineStart[k] as number);
-      }
+      for (let l = 0; l < this.count; l++) to[where[l] as number] = from[l] as number;
       return to;
     }) as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
     return { count: n, lineStart, item, quantity, refundedQuantity, subtotal, discount, refundedAmount };

@@ -6,29 +6,30 @@
 // few rows come as values (pushValues) into a part of their own.
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
 import type { OrganizationCodes } from './codes.js';
-import { LINE_FIELDS, LINE_FIELD_COUNT, LineColumns, type LineValues } from './line-columns.js';
+import { LineColumns, type LineValues } from './line-columns.js';
+import type { OrderKeys } from './order-keys.js';
 import { freshPart, type Part } from './snapshot.js';
 
 /**
  * The stored columns as they are (the conversions to epoch seconds and cents are made on the
- * bytes), the display country as the SQL engine's coalesce shows it, and an anonymous order's
- * external id (its key, with the store, for a delta to retire it).
+ * bytes), the display country as the SQL engine's coalesce shows it, and the external id: with
+ * the store, an anonymous order's key for a delta to retire it, and every order's for its lines
+ * to find it (order-keys.ts).
  */
-export const ORDER_FIELDS = `o.customer, o.created_at, o.store_id, o.status, coalesce(o.billing_country, 'Unknown'),
-  o.items, o.total, o.tax_total, o.shipping_total, o.fee_total, o.refund_total, o.refund_tax, o.refund_shipping,
-  CASE WHEN o.customer IS NULL THEN o.external_id END, ${LINE_FIELDS}`;
-/** The order's own fields, then its lines' (section 15, line-columns.ts). */
-const FIRST_LINE_FIELD = 14;
-export const FIELD_COUNT = FIRST_LINE_FIELD + LINE_FIELD_COUNT;
+export const ORDER_FIELDS = `o.customer, o.created_at, o.store_id, o.external_id, o.status,
+  coalesce(o.billing_country, 'Unknown'), o.items, o.total, o.tax_total, o.shipping_total, o.fee_total,
+  o.refund_total, o.refund_tax, o.refund_shipping`;
+export const FIELD_COUNT = 14;
 const CUSTOMER = 0;
 const CREATED_AT = 1;
 const STORE = 2;
-const STATUS = 3;
-const COUNTRY = 4;
-const ITEMS = 5;
-const FIRST_AMOUNT = 6;
+/** Right after the store: the order's key is one run of bytes (order-keys.ts). */
+const EXTERNAL_ID = 3;
+const STATUS = 4;
+const COUNTRY = 5;
+const ITEMS = 6;
+const FIRST_AMOUNT = 7;
 export const AMOUNTS = 7;
-const EXTERNAL_ID = 13;
 
 const INT32_MIN = -2_147_483_648;
 const INT32_MAX = 2_147_483_647;
@@ -85,6 +86,8 @@ export class OrderColumns {
     capacity: number,
     private readonly codes: OrganizationCodes,
     private readonly maxOrders: number,
+    /** Section 15: each order's key, kept for its lines read afterwards (none: no lines to read). */
+    private readonly keys?: OrderKeys,
   ) {
     this.seconds = new Float64Array(capacity);
     this.store = new Int32Array(capacity);
@@ -153,7 +156,24 @@ export class OrderColumns {
       const cents = numericCents(data, starts[FIRST_AMOUNT + m] as number);
       this.cents(m, i, cents);
     }
-    this.lines.pushCopied(i, data, starts, lengths, FIRST_LINE_FIELD);
+    this.keys?.add(
+      i,
+      data,
+      starts[STORE] as number,
+      (starts[EXTERNAL_ID] as number) + (lengths[EXTERNAL_ID] as number),
+    );
+  }
+
+  /**
+   * One line of a COPY row: its order's int8 store id and external id in fields 0 and 1 (as in
+   * ORDER_FIELDS: one run of bytes), then LINE_ROW_FIELDS. False when no order read has that key (written since: left to the delta).
+   */
+  pushLine(data: Buffer, starts: Int32Array, lengths: Int32Array): boolean {
+    const i =
+      this.keys?.find(data, starts[0] as number, (starts[1] as number) + (lengths[1] as number)) ?? -1;
+    if (i < 0) return false;
+    this.lines.pushCopied(i, data, starts, lengths, 2);
+    return true;
   }
 
   private cents(m: number, i: number, cents: number): void {

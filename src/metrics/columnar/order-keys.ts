@@ -1,0 +1,49 @@
+// The orders of a build by their key, for its lines to find them (section 15): the lines come in
+// a COPY of their own, after the orders and in any order, each with its order's store id and
+// external id. Kept only while the build reads, as bytes in a ByteCodes (no string per order).
+//
+// A key is the run of COPY bytes from the store id to the end of the external id: the int8 store
+// id, the external id's int4 length, its bytes. Both COPYs write the two fields side by side
+// (ORDER_FIELDS, the lines' COPY), so the key is hashed where it lies, without a copy.
+import { ByteCodes } from './byte-codes.js';
+
+export class OrderKeys {
+  private readonly keys = new ByteCodes();
+  /** The order (its index among the pushed ones) of each key code. */
+  private orders: Int32Array;
+
+  constructor(capacity: number) {
+    this.orders = new Int32Array(Math.max(16, capacity));
+  }
+
+  /**
+   * Order i's key: data[from, to), from its store id to its external id's end.
+   * A key read twice (a row the table moved while the build read it by pages) keeps its first
+   * order: the order changed after the build's data version, and the first delta reads it again.
+   */
+  add(i: number, data: Uint8Array, from: number, to: number): void {
+    const before = this.keys.size;
+    const code = this.keys.code(data, from, to - from);
+    if (code < before) return;
+    if (code === this.orders.length) {
+      const bigger = new Int32Array(Math.ceil(this.orders.length * 1.5));
+      bigger.set(this.orders);
+      this.orders = bigger;
+    }
+    this.orders[code] = i;
+  }
+
+  /**
+   * The order with the key data[from, to), -1 for none: the line's order was written after the
+   * orders were read (after the build's data version too, so the first delta reads it with its
+   * lines).
+   */
+  find(data: Uint8Array, from: number, to: number): number {
+    const code = this.keys.find(data, from, to - from);
+    return code < 0 ? -1 : (this.orders[code] as number);
+  }
+
+  get size(): number {
+    return this.keys.size;
+  }
+}

@@ -1,0 +1,72 @@
+// A build's lines read after its orders (issue 28, item 2): each line finds its order by the
+// order's key, in any order, and lands in its order's range of the part (section 15).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LineColumns } from '../../../../src/metrics/columnar/line-columns.js';
+import { LineCodes } from '../../../../src/metrics/columnar/line-codes.js';
+import { OrderKeys } from '../../../../src/metrics/columnar/order-keys.js';
+
+/** A store id and an external id as binary COPY writes them side by side, padded: the key's run. */
+function keyed(store: number, id: string, pad: number): [Buffer, number, number] {
+  const idBytes = Buffer.from(id, 'utf8');
+  const data = Buffer.concat([Buffer.alloc(pad, 0x2a), Buffer.alloc(12), idBytes, Buffer.alloc(3, 0x2a)]);
+  data.writeBigInt64BE(BigInt(store), pad);
+  data.writeInt32BE(idBytes.length, pad + 8);
+  return [data, pad, pad + 12 + idBytes.length];
+}
+
+test('OrderKeys: a line finds its order by store and external id; an unknown key finds none; a key read twice keeps its first order', () => {
+  const keys = new OrderKeys(2); // grows past its first guess
+  const orders: [number, string][] = [
+    [1, 'A-1'],
+    [2, 'A-1'], // the same external id in another store
+    [1, 'A-10'],
+    [1, ''],
+    [1, 'é'.repeat(200)],
+    [1, 'A-'], // a prefix of another key
+    ...Array.from({ length: 50 }, (_, n): [number, string] => [3, `#${n}`]),
+  ];
+  orders.forEach(([store, id], i) => keys.add(i, ...keyed(store, id, i % 7)));
+  keys.add(99, ...keyed(2, 'A-1', 3)); // moved while the build read by pages: read again
+  orders.forEach(([store, id], i) =>
+    assert.equal(keys.find(...keyed(store, id, (i * 3) % 5)), i, `${store} ${id}`),
+  );
+  assert.equal(keys.find(...keyed(2, 'A-10', 0)), -1);
+  assert.equal(keys.find(...keyed(4, 'A-1', 0)), -1);
+  assert.equal(keys.size, orders.length);
+});
+
+test('LineColumns: lines read in any order land in their order’s range of the part, in the order they came (L1)', () => {
+  const lines = new LineColumns(3, new LineCodes(), (cents) => cents);
+  const line = (quantity: number) => ({
+    p: 'Thé',
+    i: 'Unknown',
+    v: 'Unknown',
+    s: 'Unknown',
+    c: '[]',
+    q: quantity,
+    rq: 0,
+    st: '100',
+    d: '0',
+    ra: '0',
+  });
+  // Pushed orders 0, 1, 2 (and 3 past the first guess); their lines interleaved.
+  lines.pushValues(1, [line(10)]);
+  lines.pushValues(0, [line(1)]);
+  lines.pushValues(1, [line(11), line(12)]);
+  lines.pushValues(3, [line(30)]);
+  lines.pushValues(0, [line(2)]);
+  // The part's order of orders: 2, 0, 3, 1 (order 2 has no line).
+  const part = lines.placed(Int32Array.from([2, 0, 3, 1]), 4);
+  assert.equal(part.count, 6);
+  assert.deepEqual([...part.lineStart], [0, 0, 2, 3, 6]);
+  assert.deepEqual([...part.quantity], [1, 2, 30, 10, 11, 12]);
+  assert.deepEqual([...part.subtotal], [100, 100, 100, 100, 100, 100]);
+});
+
+test('LineColumns: orders pushed past the room made for lines, without lines, have none', () => {
+  const lines = new LineColumns(1, new LineCodes(), (cents) => cents);
+  lines.pushValues(0, []);
+  const part = lines.placed(Int32Array.from([2, 0, 1]), 3);
+  assert.deepEqual([...part.lineStart], [0, 0, 0, 0]);
+});
