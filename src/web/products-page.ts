@@ -6,7 +6,14 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { tabularBody } from '../domain/tabular-report.js';
 import { hasOrderLines } from '../domain/stores.js';
-import { PRODUCT_METRICS, productsQuery, runProducts, type ProductGroup } from '../metrics/products.js';
+import { joinInSlices } from '../limits/time-slice.js';
+import {
+  PRODUCT_METRICS,
+  productsQuery,
+  runProducts,
+  totalsQuery,
+  type ProductGroup,
+} from '../metrics/products.js';
 import { DEFAULT_LIMIT } from '../query/parse.js';
 import { formatPeriod } from './format.js';
 import { ProductsQuery } from './forms.js';
@@ -20,6 +27,7 @@ import {
   sortText,
   type ProductsForm,
 } from './products-choice.js';
+import { frenchProductsCsvPieces } from './products-csv-fr.js';
 import { GROUP_WORDS, PRODUCT_COLUMNS } from './products-table.js';
 import { productsView, TABLE_ROWS } from './products-views.js';
 import { buildingNotice, isSnapshotBuilding } from './revenue-building.js';
@@ -27,6 +35,7 @@ import type { WebTools } from './web-tools.js';
 
 const PATH = '/reports/products';
 const CSV_PATH = '/reports/products.csv';
+const EXCEL_PATH = '/reports/products-excel.csv';
 const TITLE = 'Produits';
 
 /** « Trier par »: each figure, largest first, and the names A to Z (the headers sort both ways). */
@@ -108,15 +117,26 @@ function twelveMonthsBefore(to: string): string {
   return start.toISOString().slice(0, 10);
 }
 
-/** The CSV link, with the API request it equals. */
+/** The two CSV links, each saying what it is for (as on the Revenue page). */
 function download(form: ProductsForm): Html {
   return html`<div class="downloads">
-    <a class="button secondary" href="${productsAddress(CSV_PATH, form)}" download>Télécharger le CSV</a>
+    <a class="button secondary" href="${productsAddress(EXCEL_PATH, form)}" download
+      >CSV pour Excel (français)</a
+    >
+    <a class="button secondary" href="${productsAddress(CSV_PATH, form)}" download>CSV de l’API</a>
     <p class="muted">
-      Le CSV de l’API (colonnes <code>${PRODUCT_METRICS.join(', ')}</code>, séparateur « , », point décimal),
-      dans l’ordre du tableau, jusqu’à ${DEFAULT_LIMIT.toLocaleString('fr-FR')} lignes.
+      « CSV pour Excel » s’ouvre directement dans Excel ou LibreOffice en français : les colonnes du tableau,
+      séparateur « ; », virgule décimale, la ligne Total à la fin. « CSV de l’API » a les colonnes
+      <code>${PRODUCT_METRICS.join(', ')}</code> (séparateur « , », point décimal), pour un programme. Les
+      deux dans l’ordre du tableau, jusqu’à ${DEFAULT_LIMIT.toLocaleString('fr-FR')} lignes.
     </p>
   </div>`;
+}
+
+/** The file name of a download: the grouping, the period and the comparison's. */
+function fileName(form: ProductsForm, suffix: string): string {
+  const compared = form.comparison ? `-comparaison-${form.comparison.from}-${form.comparison.to}` : '';
+  return `produits-${form.group}-${form.from}-${form.to}${compared}${suffix}.csv`;
 }
 
 /** What the table's figures mean, in a shop owner's words (L4, L5). */
@@ -192,16 +212,37 @@ export async function productsPage(plain: FastifyInstance, tools: WebTools): Pro
       const org = tools.session(request).organization;
       const query = productsQuery(form, DEFAULT_LIMIT);
       const { rows, truncated } = await runProducts(app.reportEngine, org, query);
-      const compared = form.comparison ? `-comparaison-${form.comparison.from}-${form.comparison.to}` : '';
       if (truncated) reply.header('x-rows-truncated', 'true'); // T6, as the API
       return reply
-        .header(
-          'content-disposition',
-          `attachment; filename="produits-${form.group}-${form.from}-${form.to}${compared}.csv"`,
-        )
+        .header('content-disposition', `attachment; filename="${fileName(form, '')}"`)
         .header('cache-control', 'no-store')
         .type('text/csv; charset=utf-8')
         .send(await tabularBody(query, 'csv', rows));
+    },
+  );
+
+  // The same rows for a French spreadsheet (products-csv-fr.ts), with the page's total row.
+  app.get(
+    EXCEL_PATH,
+    { schema: { querystring: ProductsQuery }, preHandler: tools.requireSession },
+    async (request, reply) => {
+      const form = productsChoice(request.query);
+      if (hasErrors(form))
+        return reply.code(400).type('text/plain; charset=utf-8').send('Paramètres invalides');
+      const org = tools.session(request).organization;
+      const { rows, truncated } = await runProducts(
+        app.reportEngine,
+        org,
+        productsQuery(form, DEFAULT_LIMIT),
+      );
+      const totals = (await runProducts(app.reportEngine, org, totalsQuery(form))).rows[0] ?? {};
+      const sheet = { group: form.group, rows, totals, compared: form.comparison !== undefined };
+      if (truncated) reply.header('x-rows-truncated', 'true');
+      return reply
+        .header('content-disposition', `attachment; filename="${fileName(form, '-excel')}"`)
+        .header('cache-control', 'no-store')
+        .type('text/csv; charset=utf-8')
+        .send(await joinInSlices(frenchProductsCsvPieces(sheet)));
     },
   );
 }

@@ -40,14 +40,15 @@ const NONE: Partial<Record<string, string>> = {
   category: 'sans catégorie',
 };
 
+/** One dimension of a row in words: its value, or « sans variante » for L2's `Unknown`. */
+export function dimensionName(id: string, row: ReportRow): string {
+  const value = String(row[id] ?? '');
+  return value === 'Unknown' ? (NONE[id] ?? value) : value;
+}
+
 /** A row's name as the table and the chart show it: « T-shirt — Rouge / M ». */
 export function rowName(group: ProductGroup, row: ReportRow): string {
-  return PRODUCT_GROUPS[group]
-    .map((id) => {
-      const value = String(row[id] ?? '');
-      return value === 'Unknown' ? (NONE[id] ?? value) : value;
-    })
-    .join(' — ');
+  return PRODUCT_GROUPS[group].map((id) => dimensionName(id, row)).join(' — ');
 }
 
 export interface ProductsTableInput {

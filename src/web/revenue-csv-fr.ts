@@ -3,18 +3,14 @@
 // Windows), decimal comma without grouping (1234,56), days as 29/10/2026, a UTF-8 byte order mark
 // (without it Excel reads « Clients uniques » as Latin-1) and CRLF line ends. The API-shaped CSV
 // (V1, src/metrics/revenue-csv.ts) stays as it is, for programs. Same rows, same order, same
-// figures: only the way they are written differs. Text cells get V1's formula guard.
-import { stringify } from 'csv-stringify/sync';
+// figures: only the way they are written differs (csv-fr.ts, shared with the Produits page).
 import type { ComparedReports, FigureId } from '../metrics/revenue-compare.js';
 import { comparedFigures, FIGURE_IDS } from '../metrics/revenue-compare.js';
 import type { RevenueDay, RevenueReport } from '../metrics/revenue.js';
 import type { Granularity } from '../query/dates.js';
+import { frenchCsvPieces, guarded } from './csv-fr.js';
 import { spreadsheetDate, spreadsheetNumber } from './format.js';
 import { FIGURE_LABELS } from './revenue-compared.js';
-
-const OPTIONS = { delimiter: ';', record_delimiter: 'windows', quoted_match: /[\r\n]/ } as const;
-/** About a millisecond of writing per piece. */
-const RECORDS_PER_PIECE = 32;
 
 /** The first column's name: the day, or the first day of a wider bucket (G2). */
 const DATE_HEADERS: Record<Granularity, string> = {
@@ -24,9 +20,6 @@ const DATE_HEADERS: Record<Granularity, string> = {
   quarter: 'Trimestre du',
   year: 'Année du',
 };
-
-/** V1's guard: a text cell beginning with = + - @, a tab or a CR is prefixed with '. */
-const guarded = (text: string): string => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
 
 const figure = (id: FigureId, value: number): string => spreadsheetNumber(value, id === 'orders' ? 0 : 2);
 
@@ -39,26 +32,9 @@ function* plainRecords(report: RevenueReport): Generator<string[]> {
   yield [guarded('Total'), ...figures(report.totals)];
 }
 
-/**
- * Records written a few at a time (issue 26, item 6: the page joins the pieces in time slices),
- * the byte order mark once, before the first: the same text as one `stringify` of them all.
- */
-function* written(records: Iterable<string[]>): Generator<string> {
-  let chunk: string[][] = [];
-  let first = true;
-  for (const record of records) {
-    chunk.push(record);
-    if (chunk.length === RECORDS_PER_PIECE) {
-      yield stringify(chunk, { ...OPTIONS, bom: first });
-      [chunk, first] = [[], false];
-    }
-  }
-  if (chunk.length > 0) yield stringify(chunk, { ...OPTIONS, bom: first });
-}
-
 /** The table of one period, piece by piece. */
 export const frenchRevenueCsvPieces = (report: RevenueReport): Generator<string> =>
-  written(plainRecords(report));
+  frenchCsvPieces(plainRecords(report));
 
 /** The table of one period in one piece. */
 export const frenchRevenueCsv = (report: RevenueReport): string =>
@@ -110,7 +86,7 @@ function* comparedRecords(report: ComparedReports): Generator<string[]> {
 
 /** The compared table, piece by piece. */
 export const frenchComparedRevenueCsvPieces = (report: ComparedReports): Generator<string> =>
-  written(comparedRecords(report));
+  frenchCsvPieces(comparedRecords(report));
 
 /** The compared table in one piece. */
 export const frenchComparedRevenueCsv = (report: ComparedReports): string =>

@@ -11,6 +11,9 @@ import { createOrganization } from '../../src/domain/organizations.js';
 import { isAppError } from '../../src/errors.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { ColdStart } from '../../src/metrics/columnar/cold-start.js';
+import { BYTES_PER_LINE } from '../../src/metrics/columnar/line-columns.js';
+import { expectedSnapshotSize } from '../../src/metrics/columnar/snapshot-size.js';
+import { BYTES_PER_ORDER } from '../../src/metrics/columnar/snapshot.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine } from '../../src/metrics/engine.js';
 import { NO_EXTENSIONS } from '../../src/query/parse.js';
@@ -226,6 +229,56 @@ describe('issue 28: cold answers and background preparation', () => {
       assert.deepEqual(built(), [used, other, busy]);
     } finally {
       await app.close();
+    }
+  });
+
+  // Last: the organization it adds would be prepared by the tests above.
+  test('issue 27, item 6: the background preparation counts lines before a build; a snapshot whose lines exceed the memory left is not started', async () => {
+    const withLines = (await createOrganization(database.db, { name: 'Lignes' })).id;
+    const LINES = 10;
+    const orders = Array.from({ length: 200 }, (_, n) => ({
+      ...order('lig', n),
+      items: LINES,
+      lines: Array.from({ length: LINES }, (_, k) => ({
+        line_id: `${k}`,
+        product_id: `${k}`,
+        product_name: `Produit ${k}`,
+        quantity: 1,
+        subtotal: '1.00',
+      })),
+    }));
+    assert.ok(!(await importOrderRecords(database.db, withLines, orders)).refused);
+    const size = await expectedSnapshotSize(database.db, withLines);
+    assert.deepEqual(size, {
+      orders: 200,
+      lines: 2000,
+      bytes: 200 * (BYTES_PER_ORDER + 4) + 2000 * BYTES_PER_LINE,
+    });
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+      memoryBudgetBytes: MEMORY,
+      onEvent: (event) => events.push(event),
+    });
+    for (const id of [used, busy]) await columnar.prepare(id);
+    // Room for all of it but one byte: `withLines` is passed over, and `other`, prepared after it
+    // (most recently used first) and smaller, is built. Orders alone would have seemed to fit.
+    const room = size.bytes - 1;
+    assert.ok(200 * BYTES_PER_ORDER <= room);
+    const cold = new ColdStart(database.db, columnar, {
+      intervalMs: 60_000,
+      memoryBudgetBytes: columnar.memoryInUse + room,
+    });
+    const built = () => events.filter((e) => e.event === 'built').map((e) => e.organizationId);
+    cold.start();
+    try {
+      for (let waited = 0; !built().includes(other) && !built().includes(withLines); waited += 20) {
+        assert.ok(waited < 30_000, `built: ${built().join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(built(), [used, busy, other]);
+      assert.equal(columnar.heldVersion(withLines), undefined);
+    } finally {
+      cold.stop();
     }
   });
 });

@@ -4,6 +4,7 @@
 // the empty states (no line at all, no line in the period). One server and one data set.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { addUserToOrganization } from '../../src/domain/users.js';
 import { describeOn } from '../helpers/database.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -133,7 +134,8 @@ describeOn('embedded', 'the « Produits » page over HTTP (issue 27, item 5)', (
       'Ventes brutes',
       'Remises',
       'Remboursements',
-      'Télécharger le CSV',
+      'CSV pour Excel (français)',
+      'CSV de l’API',
     ])
       assert.ok(page.includes(label), label);
     assert.match(
@@ -245,6 +247,92 @@ describeOn('embedded', 'the « Produits » page over HTTP (issue 27, item 5)', (
     }
   });
 
+  test('CSV pour Excel: BOM, `;`, decimal comma, CRLF, the table’s columns and total; every figure the API’s (S3, L4, PC1)', async () => {
+    const page = await (await browser.get(`/reports/products?${MARCH}&group=variant`)).text();
+    assert.match(
+      page,
+      /href="\/reports\/products-excel\.csv\?from=2026-03-01&amp;to=2026-03-31&amp;group=variant/,
+    );
+    const COLUMNS = [
+      'product_net_sales',
+      'units_sold',
+      'orders',
+      'product_gross_sales',
+      'product_discounts',
+      'product_refunds',
+    ];
+    const cases: [string, string, string[]][] = [
+      ['', 'dimensions=product&sort=-product_net_sales', ['product']],
+      [
+        'group=variant&compare=previous_year&sort=orders',
+        'dimensions=product,variant&sort=orders&compare=previous_year',
+        ['product', 'variant'],
+      ],
+    ];
+    for (const [pageQuery, apiQuery, dimensions] of cases) {
+      const response = await browser.get(`/reports/products-excel.csv?${MARCH}&${pageQuery}`);
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-disposition') ?? '', /filename="produits-.*-excel\.csv"/);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      assert.deepEqual([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'UTF-8 byte order mark');
+      const text = bytes.subarray(3).toString('utf8');
+      assert.ok(text.endsWith('\r\n') && !/[^\r]\n/.test(text), 'CRLF line ends');
+      const [header, ...records] = parseCsv(text, { delimiter: ';', record_delimiter: '\r\n' }) as string[][];
+      const compared = pageQuery.includes('compare');
+      assert.deepEqual(header!.slice(0, dimensions.length + 6), [
+        ...(dimensions.length === 1 ? ['Produit'] : ['Produit', 'Variante']),
+        'Ventes nettes',
+        'Unités vendues',
+        'Commandes',
+        'Ventes brutes',
+        'Remises',
+        'Remboursements',
+      ]);
+      assert.equal(header!.length, dimensions.length + (compared ? 18 : 6));
+      const api = async (query: string) =>
+        (
+          (await (await service.get(`/api/reports/tabular?${query}`, key)).json()) as {
+            rows: Record<string, unknown>[];
+          }
+        ).rows;
+      const expected = await api(`metrics=${METRICS}&${MARCH}&${apiQuery}`);
+      const [totals] = await api(`metrics=${METRICS}&${MARCH}${compared ? '&compare=previous_year' : ''}`);
+      assert.equal(records.length, expected.length + 1, 'the rows, then the total');
+      const figures = (row: Record<string, unknown>) => [
+        ...COLUMNS.map((c) => row[c]),
+        ...(compared
+          ? [...COLUMNS.map((c) => row[`${c}_previous`]), ...COLUMNS.map((c) => row[`${c}_change`])]
+          : []),
+      ];
+      const read = (cell: string) => (cell === '' ? null : Number(cell.replace(',', '.')));
+      for (const [r, row] of [...expected, totals!].entries()) {
+        const record = records[r]!;
+        const names =
+          r < expected.length
+            ? dimensions.map((d) => String(row[d]))
+            : ['Total', ...dimensions.slice(1).map(() => '')];
+        assert.deepEqual(
+          record.slice(0, dimensions.length),
+          names.map((n) => (n === 'Unknown' ? 'sans variante' : n)),
+        );
+        assert.ok(
+          record.slice(dimensions.length).every((cell) => /^(-?\d+(,\d+)?)?$/.test(cell)),
+          'decimal comma, no grouping',
+        );
+        const got = record.slice(dimensions.length).map(read);
+        const want = figures(row).map((v) => (v === null || v === undefined ? null : Number(v)));
+        // Amounts to the cent; a change in percent to its one decimal.
+        got.forEach((value, c) => {
+          const close = c >= 12 ? value !== null && Math.abs(value - want[c]!) <= 0.05 : false;
+          assert.ok(
+            value === want[c] || close,
+            `${pageQuery} row ${r}, ${header![c + dimensions.length]}: ${value} ≠ ${want[c]}`,
+          );
+        });
+      }
+    }
+  });
+
   test('E3 on the page: hostile values get a 400 in French next to the field, never a 500 nor the value', async () => {
     const hostile = [
       'group=%3Cscript%3E',
@@ -259,7 +347,7 @@ describeOn('embedded', 'the « Produits » page over HTTP (issue 27, item 5)', (
       `group=${'x'.repeat(5000)}`,
     ];
     for (const query of hostile) {
-      for (const path of ['/reports/products', '/reports/products.csv']) {
+      for (const path of ['/reports/products', '/reports/products.csv', '/reports/products-excel.csv']) {
         const response = await browser.get(`${path}?${query}`);
         assert.equal(response.status, 400, `${path}?${query.slice(0, 40)}`);
         const text = await response.text();

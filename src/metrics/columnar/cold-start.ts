@@ -8,7 +8,7 @@
 // between pieces (build-snapshot.ts). docs/architecture.md, "Cold start".
 import type { SnapshotSource } from './build-snapshot.js';
 import type { ColumnarReportEngine } from './columnar-engine.js';
-import { BYTES_PER_ORDER } from './snapshot.js';
+import { expectedSnapshotSize } from './snapshot-size.js';
 
 export interface ColdStartOptions {
   /** REPORT_WARM_INTERVAL_MS: how often data versions are looked at. */
@@ -79,13 +79,9 @@ export class ColdStart {
     }
   }
 
-  /** Whether the organization's snapshot fits the memory left, evicting nobody. */
+  /** Whether the organization's snapshot, orders and lines, fits the memory left, evicting nobody. */
   private async fits(organizationId: string): Promise<boolean> {
-    const [row] = await this.db.query<{ n: number }>(
-      'SELECT count(*)::integer AS n FROM orders WHERE organization_id = $1',
-      [organizationId],
-    );
-    const bytes = (row?.n ?? 0) * BYTES_PER_ORDER;
+    const { bytes } = await expectedSnapshotSize(this.db, organizationId);
     return this.engine.memoryInUse + bytes <= this.options.memoryBudgetBytes;
   }
 }

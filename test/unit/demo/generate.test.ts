@@ -203,6 +203,12 @@ test('issue 27: demo refunds agree with the order: all lines of a refunded order
   assert.ok(discounted > withLines.length / 20, `${discounted} orders with a discount`);
 });
 
+test('issue 27, item 6: about 2.5 lines an order, the size the product reports are measured at', () => {
+  const lines = withLines.reduce((sum, o) => sum + o.lines!.length, 0);
+  const perOrder = lines / withLines.length;
+  assert.ok(perOrder > 2.35 && perOrder < 2.65, `${perOrder.toFixed(2)} lines an order`);
+});
+
 test('issue 30, item 7: no demo order after `until`; the orders before it are those of a whole day', () => {
   const until = Date.parse(`${END_DATE}T09:30:00Z`);
   const cut = [...generateDemoOrders({ endDate: END_DATE, days: 3, seed: 42, until })];
