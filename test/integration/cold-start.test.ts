@@ -10,6 +10,8 @@ import { createApiKey } from '../../src/auth/api-keys.js';
 import { createOrganization } from '../../src/domain/organizations.js';
 import { isAppError } from '../../src/errors.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
+import { newProgress } from '../../src/metrics/columnar/build-progress.js';
+import { buildSnapshot } from '../../src/metrics/columnar/build-snapshot.js';
 import { ColdStart } from '../../src/metrics/columnar/cold-start.js';
 import { BYTES_PER_LINE } from '../../src/metrics/columnar/line-columns.js';
 import { expectedSnapshotSize } from '../../src/metrics/columnar/snapshot-size.js';
@@ -280,5 +282,12 @@ describe('issue 28: cold answers and background preparation', () => {
     } finally {
       cold.stop();
     }
+    // The build's own check counts the lines too, and its progress counts rows of both (Retry-After).
+    const refused = await buildSnapshot(database.db, withLines, { maxBytes: size.bytes - 1 });
+    assert.equal(refused && 'reason' in refused ? refused.reason : refused, 'over-budget');
+    const progress = newProgress();
+    const fitting = await buildSnapshot(database.db, withLines, { maxBytes: size.bytes, progress });
+    assert.ok(fitting && !('reason' in fitting), 'it fits to the byte');
+    assert.deepEqual([progress.expected, progress.read], [2200, 2200]);
   });
 });

@@ -6,17 +6,17 @@
 export interface BuildProgress {
   /** performance.now() when the build started reading. */
   startedAt: number;
-  /** The organization's order count, once counted (undefined before). */
+  /** The organization's orders and lines, once counted (undefined before): the rows to read. */
   expected?: number;
-  /** Orders decoded so far. */
+  /** Rows (orders, then lines) decoded so far. */
   read: number;
 }
 
 /**
- * Orders a second assumed before the build has read any (issue 28's measures on a loaded 2-core
- * machine: 300,000 orders in 13 s, 1,000,000 in 37–42 s: some 25,000 a second).
+ * Rows a second assumed before the build has read any (issue 28's measures on a loaded 2-core
+ * machine: 300,000 orders in 13 s, 1,000,000 in 37–42 s: some 25,000 a second, before lines).
  */
-const ASSUMED_ORDERS_PER_S = 20_000;
+const ASSUMED_ROWS_PER_S = 20_000;
 /** Before the count is known: about the time a small organization's build takes. */
 const UNKNOWN_LEFT_S = 5;
 const MAX_LEFT_S = 600;
@@ -25,12 +25,12 @@ export function newProgress(now = performance.now()): BuildProgress {
   return { startedAt: now, read: 0 };
 }
 
-/** Whole seconds until the build should end, at least 1: measured speed once it has read some orders. */
+/** Whole seconds until the build should end, at least 1: measured speed once it has read some rows. */
 export function secondsLeft(progress: BuildProgress | undefined, now = performance.now()): number {
   const expected = progress?.expected;
   if (!progress || expected === undefined) return UNKNOWN_LEFT_S;
   const left = Math.max(0, expected - progress.read);
   const elapsedS = (now - progress.startedAt) / 1000;
-  const perS = progress.read > 0 && elapsedS > 0 ? progress.read / elapsedS : ASSUMED_ORDERS_PER_S;
+  const perS = progress.read > 0 && elapsedS > 0 ? progress.read / elapsedS : ASSUMED_ROWS_PER_S;
   return Math.min(MAX_LEFT_S, Math.max(1, Math.ceil(left / perS)));
 }
