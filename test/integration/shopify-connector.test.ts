@@ -597,7 +597,12 @@ describe('Shopify connector (issue 21)', () => {
       const gone = countedShopifyOrders(shop)[0]!;
       shop.deleteOrder(gone.id);
       assert.equal((await shop.deliver(target, 'orders/delete', gone.id)).status, 202);
-      await eventually('the deleted order gone', state, (c) => c.orders === count - 1 && !c.running, 30_000);
+      await eventually(
+        `the deleted order gone (${count - 1} orders expected)`,
+        state,
+        (c) => c.orders === count - 1 && !c.running,
+        30_000,
+      );
     } finally {
       await quiet.cleanup();
       await shop.close();

@@ -366,7 +366,7 @@ describe('WooCommerce connector (issue 11)', () => {
         (c) => c.orders > 0 && c.phase === 'backfill' && c.running,
       );
       const [killed] = await service.db.query<{ backfill_cursor: string }>(
-        `UPDATE store_connections SET lease_owner = gen_random_uuid(), lease_until = now() + interval '1 second'
+        `UPDATE store_connections SET lease_owner = gen_random_uuid(), lease_until = now() + interval '3 seconds'
          WHERE organization_id = $1 RETURNING backfill_cursor`,
         [org.id],
       );
