@@ -18,7 +18,6 @@ import type { ReportEngine, ReportRows } from '../engine.js';
 import { AppError } from '../../errors.js';
 import { newProgress, secondsLeft, type BuildProgress } from './build-progress.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
-import { expectedSnapshotSize } from './snapshot-size.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
 import { readDelta, REBUILD } from './delta.js';
 import { executeCompared } from './compared.js';
@@ -105,11 +104,6 @@ export interface ColumnarOptions {
    * expected end) instead of waiting for SQL; 0 or none: SQL is waited for.
    */
   readonly buildingSqlBudgetMs?: number;
-  /**
-   * Builds of organizations with more rows than this (orders and lines) wait in a lane of their
-   * own (default LARGE_BUILD_ROWS), so that the others' builds never queue behind them.
-   */
-  readonly largeBuildRows?: number;
   /** The differential test's way to run every execution path on small data. */
   readonly executionPaths?: ExecutionPaths;
   readonly onEvent?: (event: SnapshotEvent) => void;
@@ -165,9 +159,6 @@ const SAVED_FILE_POLL_MS = 250;
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
 const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
 
-/** Orders and lines beyond which an organization's build takes the large lane (some seconds of build). */
-export const LARGE_BUILD_ROWS = 200_000;
-
 /** Issue 28: a report refused while its organization's snapshot builds, told when to come back. */
 function buildingError(progress: BuildProgress | undefined): AppError {
   const left = secondsLeft(progress);
@@ -196,16 +187,8 @@ export class ColumnarReportEngine implements ReportEngine {
   /** Map order is recency order: the first entry is the least recently used. */
   private readonly entries = new Map<string, Entry>();
   private usedBytes = 0;
-  /**
-   * One build at a time in each lane: they share the machine with the requests. A large
-   * organization's build (a minute at 1,000,000 orders on a busy machine) has a lane of its own:
-   * in one queue, bench:tenants saw it hold back the builds of hundreds of small organizations,
-   * which SQL answered meanwhile.
-   */
-  private readonly buildLanes = {
-    small: Promise.resolve() as Promise<unknown>,
-    large: Promise.resolve() as Promise<unknown>,
-  };
+  /** One build at a time: they share the machine with the requests. */
+  private buildQueue: Promise<unknown> = Promise.resolve();
   private readonly paths: ExecutionPaths;
   private readonly dayBuckets = new LRUCache<string, Promise<DayBuckets | undefined>>({ max: 64 });
 
@@ -581,18 +564,9 @@ export class ColumnarReportEngine implements ReportEngine {
         entry.progress = undefined;
       }
     };
-    return this.laneOf(organizationId).then((lane) => {
-      const next = this.buildLanes[lane].then(run);
-      this.buildLanes[lane] = next;
-      return next;
-    });
-  }
-
-  /** The lane of an organization's build, from its rows counted now (small if they cannot be). */
-  private async laneOf(organizationId: string): Promise<'small' | 'large'> {
-    const size = await expectedSnapshotSize(this.db, organizationId).catch(() => undefined);
-    const rows = size ? size.orders + size.lines : 0;
-    return rows > (this.options.largeBuildRows ?? LARGE_BUILD_ROWS) ? 'large' : 'small';
+    const next = this.buildQueue.then(run);
+    this.buildQueue = next;
+    return next;
   }
 
   /** The organization's snapshot read from the database. */
