@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { tabularBody } from '../domain/tabular-report.js';
+import type { Organization } from '../domain/organizations.js';
 import { hasOrderLines } from '../domain/stores.js';
 import { joinInSlices } from '../limits/time-slice.js';
 import {
@@ -201,48 +202,41 @@ export async function productsPage(plain: FastifyInstance, tools: WebTools): Pro
     },
   );
 
+  /** A download of the page's query: the form checked as the page checks it, sent as an attachment. */
+  const csvRoute = (
+    path: string,
+    suffix: string,
+    csv: (form: ProductsForm, org: Organization) => Promise<{ body: Buffer | string; truncated: boolean }>,
+  ) =>
+    app.get(
+      path,
+      { schema: { querystring: ProductsQuery }, preHandler: tools.requireSession },
+      async (request, reply) => {
+        const form = productsChoice(request.query);
+        if (hasErrors(form))
+          return reply.code(400).type('text/plain; charset=utf-8').send('Paramètres invalides');
+        const { body, truncated } = await csv(form, tools.session(request).organization);
+        if (truncated) reply.header('x-rows-truncated', 'true'); // T6, as the API
+        return reply
+          .header('content-disposition', `attachment; filename="${fileName(form, suffix)}"`)
+          .header('cache-control', 'no-store')
+          .type('text/csv; charset=utf-8')
+          .send(body);
+      },
+    );
+
   // The API's CSV (V1) of the same query as the table, up to the API's default limit.
-  app.get(
-    CSV_PATH,
-    { schema: { querystring: ProductsQuery }, preHandler: tools.requireSession },
-    async (request, reply) => {
-      const form = productsChoice(request.query);
-      if (hasErrors(form))
-        return reply.code(400).type('text/plain; charset=utf-8').send('Paramètres invalides');
-      const org = tools.session(request).organization;
-      const query = productsQuery(form, DEFAULT_LIMIT);
-      const { rows, truncated } = await runProducts(app.reportEngine, org, query);
-      if (truncated) reply.header('x-rows-truncated', 'true'); // T6, as the API
-      return reply
-        .header('content-disposition', `attachment; filename="${fileName(form, '')}"`)
-        .header('cache-control', 'no-store')
-        .type('text/csv; charset=utf-8')
-        .send(await tabularBody(query, 'csv', rows));
-    },
-  );
+  csvRoute(CSV_PATH, '', async (form, org) => {
+    const query = productsQuery(form, DEFAULT_LIMIT);
+    const { rows, truncated } = await runProducts(app.reportEngine, org, query);
+    return { body: await tabularBody(query, 'csv', rows), truncated };
+  });
 
   // The same rows for a French spreadsheet (products-csv-fr.ts), with the page's total row.
-  app.get(
-    EXCEL_PATH,
-    { schema: { querystring: ProductsQuery }, preHandler: tools.requireSession },
-    async (request, reply) => {
-      const form = productsChoice(request.query);
-      if (hasErrors(form))
-        return reply.code(400).type('text/plain; charset=utf-8').send('Paramètres invalides');
-      const org = tools.session(request).organization;
-      const { rows, truncated } = await runProducts(
-        app.reportEngine,
-        org,
-        productsQuery(form, DEFAULT_LIMIT),
-      );
-      const totals = (await runProducts(app.reportEngine, org, totalsQuery(form))).rows[0] ?? {};
-      const sheet = { group: form.group, rows, totals, compared: form.comparison !== undefined };
-      if (truncated) reply.header('x-rows-truncated', 'true');
-      return reply
-        .header('content-disposition', `attachment; filename="${fileName(form, '-excel')}"`)
-        .header('cache-control', 'no-store')
-        .type('text/csv; charset=utf-8')
-        .send(await joinInSlices(frenchProductsCsvPieces(sheet)));
-    },
-  );
+  csvRoute(EXCEL_PATH, '-excel', async (form, org) => {
+    const { rows, truncated } = await runProducts(app.reportEngine, org, productsQuery(form, DEFAULT_LIMIT));
+    const totals = (await runProducts(app.reportEngine, org, totalsQuery(form))).rows[0] ?? {};
+    const sheet = { group: form.group, rows, totals, compared: form.comparison !== undefined };
+    return { body: await joinInSlices(frenchProductsCsvPieces(sheet)), truncated };
+  });
 }
