@@ -18,7 +18,7 @@ h1 { font-size: 1.5rem; margin: .5rem 0 1rem; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; margin-bottom: 1rem; }
 .narrow { max-width: 420px; margin: 2rem auto; }
 label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
-input[type=text], input[type=email], input[type=password], input[type=date], input[type=url], input[type=file], select { font: inherit; padding: .5rem .6rem; border: 1px solid var(--line); border-radius: 6px; width: 100%; max-width: 420px; background: #fff; }
+input[type=text], input[type=email], input[type=password], input[type=url], input[type=file], select { font: inherit; padding: .5rem .6rem; border: 1px solid var(--line); border-radius: 6px; width: 100%; max-width: 420px; background: #fff; }
 input:focus-visible, select:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid #9db7ff; outline-offset: 1px; }
 button, .button { font: inherit; padding: .5rem 1rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
 button.secondary, .button.secondary { background: #fff; color: var(--accent); }

@@ -212,8 +212,23 @@ export function spreadsheetNumber(value: number, decimals: number): string {
   return `${sign}${whole}${fraction}`;
 }
 
-/** A day as a French spreadsheet reads a date: « 29/10/2026 ». */
+/** A day as a French spreadsheet reads a date, and as the pages' date fields show it: « 29/10/2026 ». */
 export function spreadsheetDate(text: string): string {
   const match = ISO_DAY.exec(text);
   return match ? `${match[3]}/${match[2]}/${match[1]}` : text;
+}
+
+const TYPED_DAY = /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})$/;
+
+/**
+ * A day typed in a page's date field, as the French write it (« 9/3/2026 », « 09.03.2026 »), in
+ * the API's AAAA-MM-JJ; any other text is returned trimmed as it is, so that the API's own day
+ * (links, bookmarks) passes and anything else is refused by the period's rules (P3).
+ */
+export function dayFromField(text: string): string {
+  const trimmed = text.trim();
+  const match = TYPED_DAY.exec(trimmed);
+  if (!match) return trimmed;
+  const [, day = '', month = '', year = ''] = match;
+  return `${year}-${month.padStart(2, '0')}-${day.padStart(2, '0')}`;
 }

@@ -4,6 +4,9 @@
 import { isAppError } from '../errors.js';
 import { resolveComparison, type Comparison } from '../query/compare.js';
 import { isPeriodProblem, requirePeriod, resolvePeriod } from '../query/period.js';
+import { dayFromField, spreadsheetDate } from './format.js';
+import { html, type Html } from './html.js';
+import { field } from './layout.js';
 
 /** The pages' choices of « Comparer à »: PC1's modes but `custom`, which the pages do not offer. */
 export const COMPARISONS = [
@@ -26,9 +29,13 @@ export interface ChosenComparison {
   readonly error?: string;
 }
 
-/** P3, P4 as the API reads them; an emptied date field means the default. */
+/**
+ * P3, P4 as the API reads them, from days typed the French way (jj/mm/aaaa) or the API's way
+ * (links); an emptied date field means the default.
+ */
 export function chosenPeriod(query: Record<string, string | undefined>): ChosenPeriod {
-  const result = resolvePeriod(query.from || undefined, query.to || undefined);
+  const typed = (text: string | undefined) => (text ? dayFromField(text) || undefined : undefined);
+  const result = resolvePeriod(typed(query.from), typed(query.to));
   if (!isPeriodProblem(result)) return { ...result, errors: {} };
   if (result.problem === 'from-after-to')
     return {
@@ -37,7 +44,10 @@ export function chosenPeriod(query: Record<string, string | undefined>): ChosenP
       errors: { from: 'La date de début est après la date de fin.' },
     };
   const fallback = requirePeriod(undefined, undefined); // the defaults cannot be wrong
-  return { ...fallback, errors: { [result.parameter]: 'Date invalide (AAAA-MM-JJ).' } };
+  return {
+    ...fallback,
+    errors: { [result.parameter]: 'Date invalide : écrivez-la jj/mm/aaaa, par exemple 09/03/2026.' },
+  };
 }
 
 /** PC1's comparison period for the page's choice, resolved as the API resolves `compare`. */
@@ -61,4 +71,20 @@ export function chosenComparison(text: string | undefined, period: ChosenPeriod)
         'La période de comparaison commencerait avant le 1er janvier de l’an 1 : choisissez un début plus tardif.',
     };
   }
+}
+
+/**
+ * A period field (« Du », « Au »): a text field showing the day as the French write it, whatever
+ * the browser's language (Chromium draws its own date field in the system's language: 03/09/2026
+ * for the 9th of March on an English system, which a French reader takes for the 3rd of September).
+ */
+export function dayField(id: 'from' | 'to', label: string, day: string, error: string | undefined): Html {
+  return field({
+    id,
+    label,
+    type: 'text',
+    value: spreadsheetDate(day),
+    ...(error ? { error } : {}),
+    attributes: html`inputmode="numeric" autocomplete="off" maxlength="10" placeholder="jj/mm/aaaa"`,
+  });
 }

@@ -19,8 +19,8 @@ import { DEFAULT_LIMIT } from '../query/parse.js';
 import { formatPeriod } from './format.js';
 import { ProductsQuery } from './forms.js';
 import { html, trusted, type Html } from './html.js';
-import { field, page, selectField } from './layout.js';
-import { COMPARISONS } from './period-choice.js';
+import { page, selectField } from './layout.js';
+import { COMPARISONS, dayField } from './period-choice.js';
 import {
   hasErrors,
   productsAddress,
@@ -61,8 +61,8 @@ function picker(form: ProductsForm): Html {
     option: GROUP_WORDS[g].option,
   }));
   return html`<form method="get" action="${PATH}" class="card period-form" aria-label="Période">
-    <div>${field({ id: 'from', label: 'Du', type: 'date', value: form.from, error: form.errors.from })}</div>
-    <div>${field({ id: 'to', label: 'Au', type: 'date', value: form.to, error: form.errors.to })}</div>
+    <div>${dayField('from', 'Du', form.from, form.errors.from)}</div>
+    <div>${dayField('to', 'Au', form.to, form.errors.to)}</div>
     <div>
       ${selectField({ id: 'group', label: 'Regrouper par', options: groups, selected: form.group, error: form.errors.group })}
     </div>

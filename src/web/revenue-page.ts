@@ -16,8 +16,14 @@ import { GRANULARITIES, isGranularity, type Granularity } from '../query/dates.j
 import { comparedView, GROUPINGS, plainView } from './revenue-views.js';
 import { buildingNotice, isSnapshotBuilding } from './revenue-building.js';
 import { html, trusted, type Html } from './html.js';
-import { field, page, selectField } from './layout.js';
-import { chosenComparison, chosenPeriod, COMPARISONS, type CompareChoice } from './period-choice.js';
+import { page, selectField } from './layout.js';
+import {
+  chosenComparison,
+  chosenPeriod,
+  COMPARISONS,
+  dayField,
+  type CompareChoice,
+} from './period-choice.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { RevenueQuery } from './forms.js';
 import type { WebTools } from './web-tools.js';
@@ -178,12 +184,8 @@ export async function revenuePage(plain: FastifyInstance, tools: WebTools): Prom
         class="card period-form"
         aria-label="Période"
       >
-        <div>
-          ${field({ id: 'from', label: 'Du', type: 'date', value: chosen.from, error: chosen.errors.from })}
-        </div>
-        <div>
-          ${field({ id: 'to', label: 'Au', type: 'date', value: chosen.to, error: chosen.errors.to })}
-        </div>
+        <div>${dayField('from', 'Du', chosen.from, chosen.errors.from)}</div>
+        <div>${dayField('to', 'Au', chosen.to, chosen.errors.to)}</div>
         <div>${groupingField(chosen)}</div>
         <div>${compareField(chosen)}</div>
         <div class="submit"><button>Afficher</button></div>

@@ -214,7 +214,7 @@ describeOn('embedded', 'web application in Chromium', () => {
     await page.waitForURL(/granularity=month/);
     await screenshot('revenue-by-month');
     assert.equal(await page.getByLabel('Regroupement').inputValue(), 'month', 'the choice is kept');
-    assert.equal(await page.getByLabel('Du').inputValue(), '2026-01-15');
+    assert.equal(await page.getByLabel('Du').inputValue(), '15/01/2026', 'as the French write it');
     assert.equal((await page.locator('#revenue-table thead th').first().textContent())?.trim(), 'Mois');
     const rows = page.locator('#revenue-table tbody tr');
     const dates = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-date')));
@@ -302,7 +302,7 @@ describeOn('embedded', 'web application in Chromium', () => {
     assert.match((await page.locator('#granularity-error').textContent()) ?? '', /Regroupement invalide/);
     assert.equal(await page.getByLabel('Regroupement').getAttribute('aria-invalid'), 'true');
     assert.equal(await page.locator('#revenue-table').count(), 0, 'no report for a bad request');
-    assert.equal(await page.getByLabel('Du').inputValue(), '2026-03-01', 'the period is kept');
+    assert.equal(await page.getByLabel('Du').inputValue(), '01/03/2026', 'the period is kept');
     page.off('dialog', onDialog);
     assert.equal(dialogs, 0, 'no script ran');
     await screenshot('revenue-bad-granularity');

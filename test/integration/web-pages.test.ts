@@ -167,6 +167,22 @@ describeOn('embedded', 'French pages that fit (issue 30) in Chromium', () => {
     assert.ok(box.scroll <= box.client, `table ${box.scroll} px in a ${box.client} px box`);
   });
 
+  test('the period fields show and take days as the French write them, whatever the browser (item 2, P3)', async () => {
+    await page.setViewportSize(VIEWPORTS[0]);
+    await page.goto(`${service.baseUrl}/reports/revenue?${PERIOD}`);
+    assert.equal(await page.locator('#from').inputValue(), '01/03/2026');
+    assert.equal(await page.locator('#to').inputValue(), '31/03/2026');
+    // The 1st of March typed the French way is the 1st of March, not the 3rd of January.
+    await page.locator('#from').fill('1/3/2026');
+    await page.locator('#to').fill('02.03.2026');
+    await Promise.all([page.waitForURL(/from=1%2F3%2F2026/), page.locator('.period-form button').click()]);
+    const rows = (await page.locator('#revenue-table tbody tr th').allTextContents()).map(squeeze);
+    assert.deepEqual(rows, ['1 mars 2026', '2 mars 2026']);
+    assert.equal(await page.locator('#to').inputValue(), '02/03/2026');
+    await page.goto(`${service.baseUrl}/reports/products?from=31/02/2026&to=31/03/2026`);
+    assert.match(await text('#from-error'), /Date invalide : écrivez-la jj\/mm\/aaaa/);
+  });
+
   test('Revenue compared: CA net first, each figure over its change, fits its box (item 1, PC1)', async () => {
     await page.setViewportSize(VIEWPORTS[0]);
     await page.goto(`${service.baseUrl}/reports/revenue?${PERIOD}&compare=previous_period`);

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  dayFromField,
   formatBucket,
   formatBucketInWords,
   formatChange,
@@ -80,4 +81,16 @@ test('spreadsheet values: decimal comma without grouping, JJ/MM/AAAA (item 5)', 
   assert.equal(spreadsheetNumber(358.998, 1), '359,0');
   assert.throws(() => spreadsheetNumber(Number.NaN, 2), RangeError);
   assert.equal(spreadsheetDate('2026-10-29'), '29/10/2026');
+});
+
+test("a day typed in a period field: jj/mm/aaaa (with / . or -) to the API's day; anything else as it is (P3)", () => {
+  assert.equal(dayFromField('09/03/2026'), '2026-03-09');
+  assert.equal(dayFromField(' 9/3/2026 '), '2026-03-09');
+  assert.equal(dayFromField('9.3.2026'), '2026-03-09');
+  assert.equal(dayFromField('09-03-2026'), '2026-03-09');
+  assert.equal(dayFromField('2026-03-09'), '2026-03-09', "the API's own day passes (links, bookmarks)");
+  assert.equal(dayFromField('31/02/2026'), '2026-02-31', 'left to P3, which refuses it');
+  assert.equal(dayFromField('123/03/2026'), '123/03/2026');
+  assert.equal(dayFromField('mars'), 'mars');
+  assert.equal(spreadsheetDate(dayFromField('1/12/2025')), '01/12/2025');
 });
