@@ -22,6 +22,10 @@ export interface DemoAccess {
 
 export const DEMO_EMAIL = 'demo@sales-metrics.test';
 
+/** The banner's figures as a French reader writes them: « 46 162 », « 22,8 » (issue 30, item 2). */
+const COUNT = new Intl.NumberFormat('fr-FR', { maximumFractionDigits: 0 });
+const SECONDS = new Intl.NumberFormat('fr-FR', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+
 export async function seedDemo(db: Database, log: (line: string) => void): Promise<DemoAccess> {
   const existing = await firstOrganizationSlug(db);
   if (existing !== undefined) return { created: false, slug: existing };
@@ -34,9 +38,12 @@ export async function seedDemo(db: Database, log: (line: string) => void): Promi
   // stores' catalogues (issue 27), for the reports by product.
   const demo = generateDemoOrders({ endDate: todayUtc(), until: Date.now(), lines: true });
   const result = await importOrderRecords(db, org.id, demo, {
-    onProgress: (p) => log(`  … ${p.lines} commandes générées (${Math.round(p.ordersPerSecond)}/s)`),
+    onProgress: (p) =>
+      log(`  … ${COUNT.format(p.lines)} commandes générées (${COUNT.format(p.ordersPerSecond)}/s)`),
   });
-  log(`  ${result.imported} commandes importées en ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(
+    `  ${COUNT.format(result.imported)} commandes importées en ${SECONDS.format((Date.now() - started) / 1000)} s`,
+  );
   const { key } = await createApiKey(db, org.id, 'Démo (curl)');
   // SPEC 13: a demo login too, for the web application (shown once, like the key).
   const password = crypto.randomBytes(12).toString('base64url');
@@ -54,7 +61,7 @@ export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): voi
   if (demo.created && demo.apiKey) {
     lines.push(
       ``,
-      `Démo créée : organisation « ${demo.slug} », ${demo.orders} commandes sur deux ans.`,
+      `Démo créée : organisation « ${demo.slug} », ${COUNT.format(demo.orders ?? 0)} commandes sur deux ans.`,
       `Clé API de démo (affichée cette fois seulement) : ${demo.apiKey}`,
       `Connexion de démo (application web) : ${demo.email} / ${demo.password}`,
       ``,
