@@ -339,7 +339,7 @@ export class ColumnarReportEngine implements ReportEngine {
    * (a build, its saved file read back, or a delta), resolving when that is done.
    */
   async prepare(organizationId: string): Promise<void> {
-    await this.currentSnapshot(organizationId, 0);
+    await this.snapshotAt(organizationId, 0, false);
     const entry = this.entries.get(organizationId);
     await entry?.building;
     await entry?.updating;
@@ -350,15 +350,42 @@ export class ColumnarReportEngine implements ReportEngine {
     return this.entries.get(organizationId)?.snapshot?.version;
   }
 
+  /**
+   * Issue 29: a snapshot no report asked for (prepared in the background) enters as the least
+   * recently used, before every other. The start's preparation goes most recently used first (it
+   * readies them soonest), so each next one is less used than those before it: placed first, the
+   * order after it is the order of real use, and memory short after a restart evicts the least
+   * used organizations, not the most used ones that were prepared first. O(snapshots held): once
+   * per background build.
+   */
+  private placeUnasked(organizationId: string, entry: Entry): void {
+    const others = [...this.entries];
+    this.entries.clear();
+    this.entries.set(organizationId, entry);
+    for (const [id, other] of others) this.entries.set(id, other);
+  }
+
   /** Snapshot memory in use, in bytes (for the benchmark and the logs). */
   get memoryInUse(): number {
     return this.usedBytes;
   }
 
   /** The snapshot at the organization's current data version, waiting for a build only briefly. */
-  async currentSnapshot(
+  currentSnapshot(
     organizationId: string,
     waitMs = this.options.buildWaitMs ?? 250,
+  ): Promise<Snapshot | undefined> {
+    return this.snapshotAt(organizationId, waitMs, true);
+  }
+
+  /**
+   * currentSnapshot; `asked`: false for a background preparation, whose new snapshot enters the
+   * recency order as the least recently used (placeUnasked).
+   */
+  private async snapshotAt(
+    organizationId: string,
+    waitMs: number,
+    asked: boolean,
   ): Promise<Snapshot | undefined> {
     const [row] = await this.db.query<{ data_version: string }>(
       'SELECT data_version FROM organizations WHERE id = $1',
@@ -375,7 +402,8 @@ export class ColumnarReportEngine implements ReportEngine {
     if (!entry || (!entry.building && !entry.live)) {
       this.drop(organizationId); // a refusal at an older version: try again
       entry = { version, bytes: 0, queue: Promise.resolve(), savedAt: 0 };
-      this.entries.set(organizationId, entry);
+      if (asked) this.entries.set(organizationId, entry);
+      else this.placeUnasked(organizationId, entry);
       entry.building = this.build(organizationId, entry);
     }
     if (entry.building && waitMs > 0) {
