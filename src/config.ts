@@ -79,6 +79,11 @@ export interface Config {
    * brought up to date (several instances behind a balancer that places organizations).
    */
   readonly reportWarmScope: 'all' | 'held';
+  /**
+   * REPORT_LARGE_BUILD_ROWS (issue 29): an organization of more rows than this (orders and lines)
+   * has its snapshot built from the database in a lane of its own, never ahead of the small ones'.
+   */
+  readonly reportLargeBuildRows: number;
   /** REPORT_SNAPSHOT_DIR: where the columnar snapshots are saved for the next start (issue 19); undefined: not saved. */
   readonly reportSnapshotDir: string | undefined;
   /** PUBLIC_URL: the address people and stores reach this service at (webhook addresses). */
@@ -245,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportBuildingSqlMs: nonNegativeInt(env, 'REPORT_BUILDING_SQL_MS', 3000, 600_000),
     reportWarmIntervalMs: nonNegativeInt(env, 'REPORT_WARM_INTERVAL_MS', 5000, 3_600_000),
     reportWarmScope: reportWarmScope(env.REPORT_WARM_SCOPE),
+    reportLargeBuildRows: positiveInt(env, 'REPORT_LARGE_BUILD_ROWS', 200_000),
     reportSnapshotDir:
       env.REPORT_SNAPSHOT_DIR === 'none'
         ? undefined

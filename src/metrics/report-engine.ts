@@ -52,7 +52,7 @@ function countEvent(event: SnapshotEvent): void {
 
 export function reportEngineFor(
   config: Pick<Config, 'reportEngine' | 'reportMemoryMb'> &
-    Partial<Pick<Config, 'reportSnapshotDir' | 'reportBuildingSqlMs'>>,
+    Partial<Pick<Config, 'reportSnapshotDir' | 'reportBuildingSqlMs' | 'reportLargeBuildRows'>>,
   db: SnapshotSource,
   onEvent?: (event: SnapshotEvent) => void,
 ): ReportEngine {
@@ -66,6 +66,7 @@ export function reportEngineFor(
       onEvent?.(event);
     },
     ...(config.reportBuildingSqlMs ? { buildingSqlBudgetMs: config.reportBuildingSqlMs } : {}),
+    ...(config.reportLargeBuildRows ? { largeBuildRows: config.reportLargeBuildRows } : {}),
   });
 }
 

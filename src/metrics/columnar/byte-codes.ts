@@ -1,6 +1,9 @@
 // Byte strings (text fields of a binary COPY) coded as dense integers in order of first sight,
 // without a JS string or object per value: the keys' bytes sit end to end in blocks of 1 MiB
-// (growing never copies them), found through an open-addressing table of codes. A customer hash
+// (growing never copies them), found through an open-addressing table of codes. Issue 29: the
+// first block, and the table, start small and double up to that size (a copy of at most 1 MiB,
+// once): a block of 1 MiB from the first key was most of a small organization's snapshot, nine
+// times over (customers, anonymous orders, statuses, countries, the lines' texts). A customer hash
 // takes 33 bytes packed (HexTextCodes), 12 for its place, length and hash, 4 to 8 of table, and
 // no work for the garbage collector.
 
@@ -10,6 +13,11 @@ const FNV_PRIME = 0x01000193;
 const HASHED_BYTES = 12;
 const BLOCK_BITS = 20;
 const BLOCK_BYTES = 1 << BLOCK_BITS;
+/** A first block's bytes, doubled as keys come, up to BLOCK_BYTES. */
+const FIRST_BLOCK_BYTES = 256;
+/** Codes the places start with (grown by half), and table slots (doubled, at most 3/4 full). */
+const FIRST_CODES = 16;
+const FIRST_SLOTS = 32;
 
 export interface ByteCodesState {
   readonly size: number;
@@ -29,11 +37,13 @@ export class ByteCodes {
    * Where key c starts: block index × BLOCK_BYTES + offset, up to 2 GiB of keys (a key longer than
    * a block has its own).
    */
-  private at: Int32Array = new Int32Array(256);
-  private lengths: Int32Array = new Int32Array(256);
-  private hashes: Int32Array = new Int32Array(256);
+  private at: Int32Array = new Int32Array(FIRST_CODES);
+  private lengths: Int32Array = new Int32Array(FIRST_CODES);
+  private hashes: Int32Array = new Int32Array(FIRST_CODES);
   /** code + 1 of the key in each slot, 0 for an empty slot; a power of two, at most 3/4 full. */
-  private slots: Int32Array = new Int32Array(512);
+  private slots: Int32Array = new Int32Array(FIRST_SLOTS);
+  /** Bytes of the blocks, together. */
+  private blockBytes = 0;
   size = 0;
 
   /** The code of data[start, start + length): a new one (size − 1 after the call) if never seen. */
@@ -65,10 +75,11 @@ export class ByteCodes {
     codes.size = state.size;
     codes.used = state.used;
     codes.blocks.push(...state.blocks); // taken as they are: the caller gives arrays of their own
+    for (const block of state.blocks) codes.blockBytes += block.length;
     // Taken as they are too (a snapshot file's views, issue 19), unless too short to grow by half.
     const room = (array: Int32Array): Int32Array => {
-      if (array.length >= 256) return array;
-      const roomy = new Int32Array(256);
+      if (array.length >= FIRST_CODES) return array;
+      const roomy = new Int32Array(FIRST_CODES);
       roomy.set(array);
       return roomy;
     };
@@ -81,7 +92,7 @@ export class ByteCodes {
 
   /** Memory held, in bytes (keys, their places and the table). */
   get bytes(): number {
-    return this.blocks.length * BLOCK_BYTES + this.at.length * 12 + this.slots.length * 4;
+    return this.blockBytes + this.at.length * 12 + this.slots.length * 4;
   }
 
   private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
@@ -121,10 +132,7 @@ export class ByteCodes {
       this.lengths = grown(this.lengths);
       this.hashes = grown(this.hashes);
     }
-    if (this.used + length > BLOCK_BYTES) {
-      this.blocks.push(new Uint8Array(Math.max(BLOCK_BYTES, length)));
-      this.used = 0;
-    }
+    this.makeRoom(length);
     const index = this.blocks.length - 1;
     (this.blocks[index] as Uint8Array).set(data.subarray(start, start + length), this.used);
     this.at[c] = index * BLOCK_BYTES + this.used;
@@ -132,6 +140,32 @@ export class ByteCodes {
     this.lengths[c] = length;
     this.hashes[c] = hash;
     return c;
+  }
+
+  /**
+   * Room for `length` more bytes in the last block: that block doubled while it is smaller than a
+   * full one (its keys keep their offsets), else a new block, of BLOCK_BYTES, or of its own for
+   * a longer key (left full).
+   */
+  private makeRoom(length: number): void {
+    const last = this.blocks.length - 1;
+    const block = this.blocks[last];
+    const capacity = block ? Math.min(block.length, BLOCK_BYTES) : 0;
+    if (block && this.used + length <= capacity) return;
+    if (block && block.length < BLOCK_BYTES && this.used + length <= BLOCK_BYTES) {
+      let size = block.length * 2;
+      while (size < this.used + length) size *= 2;
+      const bigger = new Uint8Array(Math.min(size, BLOCK_BYTES));
+      bigger.set(block.subarray(0, this.used));
+      this.blocks[last] = bigger;
+      this.blockBytes += bigger.length - block.length;
+      return;
+    }
+    const first = this.blocks.length === 0;
+    const size = length > BLOCK_BYTES ? length : first ? Math.max(FIRST_BLOCK_BYTES, length) : BLOCK_BYTES;
+    this.blocks.push(new Uint8Array(size));
+    this.blockBytes += size;
+    this.used = 0;
   }
 
   private rehash(): void {

@@ -77,8 +77,11 @@ export class OrganizationCodes {
     return true;
   }
 
+  /** Memory of the coded keys and texts (issue 29: the texts' too, small once their blocks grow as needed). */
   get bytes(): number {
-    return this.customers.bytes + this.anonymous.bytes;
+    const { products, productIds, variants, skus, categorySets } = this.lines;
+    const texts = [this.statuses, this.countries, products, productIds, variants, skus, categorySets];
+    return this.customers.bytes + this.anonymous.bytes + texts.reduce((sum, t) => sum + t.bytes, 0);
   }
 }
 

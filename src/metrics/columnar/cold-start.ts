@@ -1,7 +1,8 @@
 // Issue 28, "no SQL minute": snapshots prepared before a report asks for them. At start, every
 // organization is prepared in the background, most recently used first (its last API key use,
 // last import or creation: what its users did last), as long as its orders fit what is left of
-// REPORT_MEMORY_MB: a later, less used one never evicts an earlier one. Then, every interval,
+// REPORT_MEMORY_MB: a later, less used one never evicts an earlier one, and enters the engine's
+// recency order before it (issue 29: the least used leave first). Then, every interval,
 // any organization whose data version moved (an import, an upload, a connector's backfill, from
 // whichever process) is prepared at once: a delta for a snapshot in memory, a build for one that
 // fits. One at a time, behind the engine's one build at a time; builds yield the event loop

@@ -17,6 +17,7 @@ import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
 import { AppError } from '../../errors.js';
 import { newProgress, secondsLeft, type BuildProgress } from './build-progress.js';
+import { BuildLane, buildsInLargeLane, LARGE_BUILD_ROWS } from './build-lanes.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
 import { readDelta, REBUILD } from './delta.js';
@@ -104,6 +105,11 @@ export interface ColumnarOptions {
    * expected end) instead of waiting for SQL; 0 or none: SQL is waited for.
    */
   readonly buildingSqlBudgetMs?: number;
+  /**
+   * Issue 29 (REPORT_LARGE_BUILD_ROWS): a build from the database of an organization with more
+   * rows than this (orders and lines) goes on in a lane of its own (default LARGE_BUILD_ROWS).
+   */
+  readonly largeBuildRows?: number;
   /** The differential test's way to run every execution path on small data. */
   readonly executionPaths?: ExecutionPaths;
   readonly onEvent?: (event: SnapshotEvent) => void;
@@ -170,6 +176,13 @@ function buildingError(progress: BuildProgress | undefined): AppError {
   );
 }
 
+/** A snapshot read: from its saved file (loaded), or from the database and already saved by it. */
+interface Built {
+  readonly result: LiveSnapshot | Unsupported | undefined;
+  readonly loaded: boolean;
+  readonly saved?: boolean;
+}
+
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
 
 /** What `promise` resolves to within `ms`, else false. */
@@ -187,8 +200,8 @@ export class ColumnarReportEngine implements ReportEngine {
   /** Map order is recency order: the first entry is the least recently used. */
   private readonly entries = new Map<string, Entry>();
   private usedBytes = 0;
-  /** One build at a time: they share the machine with the requests. */
-  private buildQueue: Promise<unknown> = Promise.resolve();
+  /** One build at a time in each lane: they share the machine with the requests (build-lanes.ts). */
+  private readonly lanes = { small: new BuildLane(), large: new BuildLane() };
   private readonly paths: ExecutionPaths;
   private readonly dayBuckets = new LRUCache<string, Promise<DayBuckets | undefined>>({ max: 64 });
 
@@ -326,7 +339,7 @@ export class ColumnarReportEngine implements ReportEngine {
    * (a build, its saved file read back, or a delta), resolving when that is done.
    */
   async prepare(organizationId: string): Promise<void> {
-    await this.currentSnapshot(organizationId, 0);
+    await this.snapshotAt(organizationId, 0, false);
     const entry = this.entries.get(organizationId);
     await entry?.building;
     await entry?.updating;
@@ -337,15 +350,42 @@ export class ColumnarReportEngine implements ReportEngine {
     return this.entries.get(organizationId)?.snapshot?.version;
   }
 
+  /**
+   * Issue 29: a snapshot no report asked for (prepared in the background) enters as the least
+   * recently used, before every other. The start's preparation goes most recently used first (it
+   * readies them soonest), so each next one is less used than those before it: placed first, the
+   * order after it is the order of real use, and memory short after a restart evicts the least
+   * used organizations, not the most used ones that were prepared first. O(snapshots held): once
+   * per background build.
+   */
+  private placeUnasked(organizationId: string, entry: Entry): void {
+    const others = [...this.entries];
+    this.entries.clear();
+    this.entries.set(organizationId, entry);
+    for (const [id, other] of others) this.entries.set(id, other);
+  }
+
   /** Snapshot memory in use, in bytes (for the benchmark and the logs). */
   get memoryInUse(): number {
     return this.usedBytes;
   }
 
   /** The snapshot at the organization's current data version, waiting for a build only briefly. */
-  async currentSnapshot(
+  currentSnapshot(
     organizationId: string,
     waitMs = this.options.buildWaitMs ?? 250,
+  ): Promise<Snapshot | undefined> {
+    return this.snapshotAt(organizationId, waitMs, true);
+  }
+
+  /**
+   * currentSnapshot; `asked`: false for a background preparation, whose new snapshot enters the
+   * recency order as the least recently used (placeUnasked).
+   */
+  private async snapshotAt(
+    organizationId: string,
+    waitMs: number,
+    asked: boolean,
   ): Promise<Snapshot | undefined> {
     const [row] = await this.db.query<{ data_version: string }>(
       'SELECT data_version FROM organizations WHERE id = $1',
@@ -362,7 +402,8 @@ export class ColumnarReportEngine implements ReportEngine {
     if (!entry || (!entry.building && !entry.live)) {
       this.drop(organizationId); // a refusal at an older version: try again
       entry = { version, bytes: 0, queue: Promise.resolve(), savedAt: 0 };
-      this.entries.set(organizationId, entry);
+      if (asked) this.entries.set(organizationId, entry);
+      else this.placeUnasked(organizationId, entry);
       entry.building = this.build(organizationId, entry);
     }
     if (entry.building && waitMs > 0) {
@@ -514,59 +555,91 @@ export class ColumnarReportEngine implements ReportEngine {
     }
   }
 
-  private build(organizationId: string, entry: Entry): Promise<void> {
-    const run = async (): Promise<void> => {
-      if (this.entries.get(organizationId) !== entry) return; // superseded while queued
-      const started = performance.now();
-      try {
-        const reading = (async () => {
-          const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
-          return { identity, loaded: await this.load(organizationId) };
-        })();
-        entry.progress = newProgress();
-        entry.loading = reading.then(
-          ({ loaded }) => loaded !== undefined,
-          () => false, // the failure is the build's, below
-        );
-        const { identity, loaded: read } = await reading.finally(() => (entry.loading = undefined));
-        const shared =
-          read || !this.buildsAmongInstances(identity)
-            ? { result: read ?? (await this.read(organizationId, entry)), loaded: read !== undefined }
-            : await this.buildAmongInstances(organizationId, entry, identity as string);
-        const { result } = shared;
-        const loaded = shared.loaded ? result : undefined;
-        if (result && !('reason' in result)) result.identity = identity;
-        if (this.entries.get(organizationId) !== entry) return;
-        if (result === undefined) {
-          this.entries.delete(organizationId);
-        } else if ('reason' in result) {
-          entry.version = result.version;
-          entry.unsupported = result;
-          this.options.onEvent?.({ event: 'unsupported', organizationId, ...result });
-        } else {
-          this.admit(organizationId, entry, result);
-          entry.savedAt = Date.now();
-          if (!loaded && !shared.saved) this.save(organizationId, result);
-          this.options.onEvent?.({
-            event: loaded ? 'loaded' : 'built',
-            organizationId,
-            version: result.version,
-            orders: result.heldOrders,
-            bytes: entry.bytes,
-            ms: Math.round(performance.now() - started),
-          });
-        }
-      } catch (error) {
-        if (this.entries.get(organizationId) === entry) this.entries.delete(organizationId);
-        this.options.onEvent?.({ event: 'failed', organizationId, error });
-      } finally {
-        entry.building = undefined;
-        entry.progress = undefined;
+  /**
+   * Issue 29, item 2 (build-lanes.ts): every build starts in the small lane, where the saved file
+   * is read back first; a build from the database of an organization of more than largeBuildRows
+   * rows goes on in the large lane, so that it never holds back the small organizations' builds.
+   */
+  private async build(organizationId: string, entry: Entry): Promise<void> {
+    const started = performance.now();
+    try {
+      const first = await this.lanes.small.run(() => this.readBackOrLane(organizationId, entry));
+      if (!first) return; // superseded while queued
+      const shared =
+        first.built ??
+        (await this.lanes.large.run(async () =>
+          this.entries.get(organizationId) === entry
+            ? this.fromDatabase(organizationId, entry, first.identity)
+            : undefined,
+        ));
+      if (!shared) return;
+      const { result } = shared;
+      const loaded = shared.loaded ? result : undefined;
+      if (result && !('reason' in result)) result.identity = first.identity;
+      if (this.entries.get(organizationId) !== entry) return;
+      if (result === undefined) {
+        this.entries.delete(organizationId);
+      } else if ('reason' in result) {
+        entry.version = result.version;
+        entry.unsupported = result;
+        this.options.onEvent?.({ event: 'unsupported', organizationId, ...result });
+      } else {
+        this.admit(organizationId, entry, result);
+        entry.savedAt = Date.now();
+        if (!loaded && !shared.saved) this.save(organizationId, result);
+        this.options.onEvent?.({
+          event: loaded ? 'loaded' : 'built',
+          organizationId,
+          version: result.version,
+          orders: result.heldOrders,
+          bytes: entry.bytes,
+          ms: Math.round(performance.now() - started),
+        });
       }
-    };
-    const next = this.buildQueue.then(run);
-    this.buildQueue = next;
-    return next;
+    } catch (error) {
+      if (this.entries.get(organizationId) === entry) this.entries.delete(organizationId);
+      this.options.onEvent?.({ event: 'failed', organizationId, error });
+    } finally {
+      entry.building = undefined;
+      entry.progress = undefined;
+    }
+  }
+
+  /**
+   * In the small lane: the saved file read back (requests wait for it: entry.loading), else, for
+   * a small organization, its build from the database; undefined: not for this entry any more.
+   * `built` undefined: the organization is large, and its build waits in the large lane.
+   */
+  private async readBackOrLane(
+    organizationId: string,
+    entry: Entry,
+  ): Promise<{ identity: string | undefined; built?: Built } | undefined> {
+    if (this.entries.get(organizationId) !== entry) return undefined;
+    const reading = (async () => {
+      const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
+      return { identity, loaded: await this.load(organizationId) };
+    })();
+    entry.progress = newProgress();
+    entry.loading = reading.then(
+      ({ loaded }) => loaded !== undefined,
+      () => false, // the failure is the build's, in build()
+    );
+    const { identity, loaded } = await reading.finally(() => (entry.loading = undefined));
+    if (loaded) return { identity, built: { result: loaded, loaded: true } };
+    const largeRows = this.options.largeBuildRows ?? LARGE_BUILD_ROWS;
+    if (await buildsInLargeLane(this.db, organizationId, largeRows)) return { identity };
+    return { identity, built: await this.fromDatabase(organizationId, entry, identity) };
+  }
+
+  /** The organization's snapshot read from the database, by this instance or another (issue 28). */
+  private async fromDatabase(
+    organizationId: string,
+    entry: Entry,
+    identity: string | undefined,
+  ): Promise<Built> {
+    return this.buildsAmongInstances(identity)
+      ? this.buildAmongInstances(organizationId, entry, identity as string)
+      : { result: await this.read(organizationId, entry), loaded: false };
   }
 
   /** The organization's snapshot read from the database. */
@@ -589,11 +662,7 @@ export class ColumnarReportEngine implements ReportEngine {
    * file as soon as it is there, and build only once the lock is theirs and still no file is (its
    * holder failed, or died: a transaction's lock goes with its session).
    */
-  private async buildAmongInstances(
-    organizationId: string,
-    entry: Entry,
-    identity: string,
-  ): Promise<{ result: LiveSnapshot | Unsupported | undefined; loaded: boolean; saved?: boolean }> {
+  private async buildAmongInstances(organizationId: string, entry: Entry, identity: string): Promise<Built> {
     for (;;) {
       const built = await this.db.transaction(async (tx) => {
         const [lock] = await tx.query<{ held: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS held', [

@@ -58,3 +58,34 @@ test('HexTextCodes: lowercase hexadecimal packed, any other text as it is, never
   );
   assert.equal(codes.size, texts.length);
 });
+
+test('issue 29: a few keys take memory in proportion to them, not a block of 1 MiB; growing and a restore keep every code', () => {
+  const codes = new ByteCodes();
+  const key = (n: number) => `c${n}@example.com`.padEnd(33, '.');
+  const first = Array.from({ length: 100 }, (_, n) => key(n));
+  first.forEach((text, n) => assert.equal(code(codes, text, n % 3), n));
+  // 3,300 bytes of keys: a first block doubled from 256 to 4 KiB, places and table for 100 codes.
+  assert.ok(codes.bytes < 16 * 1024, `${codes.bytes} B for 100 keys of 33 bytes`);
+  assert.equal(new ByteCodes().bytes < 1024, true, 'an empty one holds no block');
+  // Through a snapshot file's state (its last block cut to its used bytes), then growing again.
+  const state = codes.state();
+  const restored = ByteCodes.restore({
+    ...state,
+    blocks: state.blocks.map((block) => block.slice()),
+    at: state.at.slice(),
+    lengths: state.lengths.slice(),
+    hashes: state.hashes.slice(),
+    slots: state.slots.slice(),
+  });
+  const more = [...Array.from({ length: 40_000 }, (_, n) => key(100 + n)), 'z'.repeat(2 << 20), 'w'];
+  more.forEach((text, n) => assert.equal(code(restored, text, n % 5), 100 + n, text.slice(0, 40)));
+  [...first, ...more].forEach((text, n) => assert.equal(code(restored, text), n, text.slice(0, 40)));
+  assert.equal(restored.size, 100 + more.length);
+});
+
+test('issue 29: a first key longer than a first block, then one longer than a block, then small ones', () => {
+  const codes = new ByteCodes();
+  const keys = ['a'.repeat(300), 'b'.repeat(5000), 'c'.repeat((1 << 20) + 7), 'd', 'e'.repeat(200)];
+  keys.forEach((text, n) => assert.equal(code(codes, text, 1), n));
+  keys.forEach((text, n) => assert.equal(code(codes, text), n));
+});
