@@ -68,29 +68,33 @@ const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
 /** A count as French writes it (1 000, with a narrow no-break space). */
 export const thousands = (count: number): string => count.toLocaleString('fr-FR');
 
-/** One line's fields as they are read; `fail` names the field last read, `lines[k].field`. */
+/**
+ * One line's fields as they are read; `fail` names the field last read, `lines[k].field`. The
+ * name is written only for an error: a valid line (nearly all of them) builds no string (I3,
+ * issue 27 item 6: twelve names a line were a tenth of an import's reading thread).
+ */
 class LineFields {
   private field = '';
 
   constructor(
     private readonly record: Readonly<Record<string, unknown>>,
-    private readonly prefix: string,
+    private readonly k: number,
     private readonly errors: FieldError[],
   ) {}
 
   value(field: string): unknown {
-    this.field = `${this.prefix}.${field}`;
+    this.field = field;
     return Object.hasOwn(this.record, field) ? this.record[field] : undefined;
   }
 
   readonly fail: Fail = (message) => {
-    this.errors.push({ field: this.field, message });
+    this.errors.push({ field: `lines[${this.k}].${this.field}`, message });
     return undefined;
   };
 
   /** A problem of two fields together, named by the second one. */
   failOn(field: string, message: string): void {
-    this.errors.push({ field: `${this.prefix}.${field}`, message });
+    this.errors.push({ field: `lines[${this.k}].${field}`, message });
   }
 }
 
@@ -117,6 +121,17 @@ const variantNameOf = optionalText(LINE_BOUNDS.variant_name);
 const productNameOf = boundedText(LINE_BOUNDS.product_name);
 const categoryText = boundedText(LINE_BOUNDS.category);
 
+// A category as most are: a short string, neither blank nor holding a NUL or a lone surrogate;
+// anything else goes through categoryText, which says what is wrong.
+const plainCategory = (raw: unknown): string | undefined =>
+  typeof raw === 'string' &&
+  raw.length <= LINE_BOUNDS.category &&
+  !isMissing(raw) &&
+  !raw.includes('\u0000') &&
+  raw.isWellFormed()
+    ? raw
+    : undefined;
+
 function categoriesOf(value: unknown, fail: Fail): string[] | undefined {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) return fail(`liste de catégories attendue, reçu « ${shown(value)} »`);
@@ -124,7 +139,8 @@ function categoriesOf(value: unknown, fail: Fail): string[] | undefined {
     return fail(`${value.length} catégories, ${LINE_BOUNDS.categories} au plus`);
   const categories: string[] = [];
   for (const [i, raw] of value.entries()) {
-    const category = categoryText(raw, (message) => fail(`catégorie ${i + 1} : ${message}`));
+    const category =
+      plainCategory(raw) ?? categoryText(raw, (message) => fail(`catégorie ${i + 1} : ${message}`));
     if (category === undefined) return undefined;
     if (categories.includes(category)) return fail(`catégorie « ${shown(category)} » en double`);
     categories.push(category);
@@ -163,13 +179,13 @@ const optionalAmount = (value: unknown, fail: Fail): string | undefined =>
   isMissing(value) ? '0.00' : requiredAmount(value, fail);
 
 /** One line, or undefined when a field of it is faulty (each reported in `errors`). */
-function validateLine(raw: unknown, prefix: string, errors: FieldError[]): OrderLineRecord | undefined {
+function validateLine(raw: unknown, k: number, errors: FieldError[]): OrderLineRecord | undefined {
   if (!isRecord(raw)) {
-    errors.push({ field: prefix, message: `objet attendu pour une ligne, reçu « ${shown(raw)} »` });
+    errors.push({ field: `lines[${k}]`, message: `objet attendu pour une ligne, reçu « ${shown(raw)} »` });
     return undefined;
   }
   const before = errors.length;
-  const line = new LineFields(raw, prefix, errors);
+  const line = new LineFields(raw, k, errors);
   const { fail } = line;
   const record = {
     line_id: lineIdOf(line.value('line_id'), fail),
@@ -231,7 +247,7 @@ export function validateLines(value: unknown, errors: FieldError[]): OrderLineRe
   const lines: OrderLineRecord[] = [];
   const seen = new Map<string, number>();
   value.forEach((raw, k) => {
-    const line = validateLine(raw, `lines[${k}]`, errors);
+    const line = validateLine(raw, k, errors);
     if (line === undefined) return;
     const first = seen.get(line.line_id);
     if (first !== undefined) {

@@ -36,6 +36,7 @@ export const ORDER_COLUMNS = [
 export const STAGED_COLUMNS = [...ORDER_COLUMNS, 'lines'] as const;
 
 const COPY_SPECIAL = /[\\\t\n\r]/g;
+const HAS_COPY_SPECIAL = /[\\\t\n\r]/;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 const NULL = '\\N';
 
@@ -47,7 +48,8 @@ const NULL = '\\N';
 export function copyField(value: unknown): string {
   if (value === null || value === undefined) return NULL;
   const text = String(value);
-  return text.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c);
+  // Most texts hold none: one test, no replacement's allocations (issue 27, item 6).
+  return HAS_COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c) : text;
 }
 
 /**
@@ -75,10 +77,16 @@ export function stagedLineRows(line: number, lines: readonly OrderLineRecord[]):
 }
 
 const ARRAY_SPECIAL = /["\\]/g;
+const HAS_ARRAY_SPECIAL = /["\\]/;
 
 /** A text[] literal: every element quoted, its quotes and backslashes escaped ({} when empty). */
 export function arrayLiteral(values: readonly string[]): string {
-  return `{${values.map((v) => `"${v.replace(ARRAY_SPECIAL, (c) => `\\${c}`)}"`).join(',')}}`;
+  let literal = '{';
+  for (const [i, v] of values.entries()) {
+    const element = HAS_ARRAY_SPECIAL.test(v) ? v.replace(ARRAY_SPECIAL, (c) => `\\${c}`) : v;
+    literal += i === 0 ? `"${element}"` : `,"${element}"`;
+  }
+  return `${literal}}`;
 }
 
 /** One order as a row of COPY's text format, its order columns only (its lines staged apart). */
