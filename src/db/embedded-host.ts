@@ -3,20 +3,22 @@
 import net from 'node:net';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
 import { SessionQueue } from './session-queue.js';
 
 interface HostOptions {
   dataDir: string;
   socketPath: string;
+  /** PGlite compiled by the parent (src/db/embedded.ts), shared rather than compiled again. */
+  pgliteModule?: PGliteOptions['pgliteWasmModule'];
 }
 
 async function main(): Promise<void> {
-  const { dataDir, socketPath } = workerData as HostOptions;
+  const { dataDir, socketPath, pgliteModule } = workerData as HostOptions;
   const port = parentPort;
   if (!port) throw new Error('embedded-host must run in a worker thread');
-  const db = await PGlite.create({ dataDir });
+  const db = await PGlite.create({ dataDir, ...(pgliteModule ? { pgliteWasmModule: pgliteModule } : {}) });
   const handlers = new Set<PGLiteSocketHandler>();
   const queue = new SessionQueue(db, (handlerId) => {
     for (const handler of handlers) if (handler.handlerId === handlerId) void handler.detach(true);

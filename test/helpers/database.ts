@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { describe, test, type TestContext } from 'node:test';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -64,7 +65,7 @@ async function newDatabase(env: Record<string, string>, migrated: boolean): Prom
     if (template) fs.cpSync(path.join(template, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
     return {
       config: loadConfig({ DATA_DIR: dir, ...env }),
-      drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+      drop: async () => removeInBackground(dir),
     };
   }
   const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -75,6 +76,25 @@ async function newDatabase(env: Record<string, string>, migrated: boolean): Prom
     config: loadConfig({ DATABASE_URL: databaseUrl(adminUrl, name), SECRET_KEY: TEST_SECRET_KEY, ...env }),
     drop: () => onServer(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
+}
+
+/**
+ * Removes a closed DATA_DIR without waiting for the disk: unlinking the files PGlite wrote costs
+ * about 20 ms of I/O wait per MB here (2 s for 100 MB, 5 s at the end of a connector file), which
+ * no assertion needs and which held each test file's end. The folder leaves its place at once (a
+ * rename); a detached `rm -rf` that outlives the test process deletes it.
+ */
+function removeInBackground(dir: string): void {
+  const removed = `${dir}-removed`;
+  try {
+    fs.renameSync(dir, removed);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // never made, or gone already
+    throw error;
+  }
+  spawn('rm', ['-rf', removed], { detached: true, stdio: 'ignore' })
+    .on('error', () => fs.rmSync(removed, { recursive: true, force: true }))
+    .unref();
 }
 
 async function onServer(adminUrl: string, sql: string): Promise<void> {
