@@ -127,12 +127,12 @@ export async function buildSnapshot(
   const readOrders = (pages?: Pages): Promise<void> =>
     copy(db, copyRows(ORDERS, id, pages), ORDERS.fieldCount, (data, rows) => {
       columns.push(data, rows.starts, rows.lengths);
-      if (options.progress) options.progress.read = columns.length;
+      if (options.progress) counted(options.progress, columns.length);
     });
   const readLines = (pages?: Pages): Promise<void> =>
     copy(db, copyRows(LINES, id, pages), LINES.fieldCount, (data, rows) => {
       columns.pushLine(data, rows.starts, rows.lengths);
-      if (options.progress) options.progress.read = columns.length + ++linesRead;
+      if (options.progress) counted(options.progress, columns.length + ++linesRead);
     });
   try {
     // A small organization's rows are read through the index in one statement (a few lines each).
@@ -150,6 +150,11 @@ export async function buildSnapshot(
   if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
   live.addPart(await columns.part());
   return live;
+}
+
+function counted(progress: BuildProgress, read: number): void {
+  progress.firstReadAt ??= performance.now();
+  progress.read = read;
 }
 
 /** Runs one binary COPY, each row of `fieldCount` fields to onRow, a turn of the event loop a piece. */
