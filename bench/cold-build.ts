@@ -4,15 +4,20 @@
 // counted, the database's own plan of the build's statement (EXPLAIN ANALYZE), and whole builds
 // (buildSnapshot: the COPY and the decoding), in turns, so that the figures are ratios of one
 // sitting on a shared machine.
+// With `--baseline MODULE` (another build-snapshot.js, e.g. a copy of an earlier dist), each run
+// builds with it and with this one in turn, on the same data: old and new in one sitting.
 // Usage: npm run build && node --max-old-space-size=4096 dist/bench/cold-build.js [--orders N] [--no-lines] [--runs R] [--explain]
-//        (TEST_ENGINE=postgres TEST_DATABASE_URL=… for a PostgreSQL server)
+//        [--no-shapes] [--statements: each statement of the builds timed]
+//        [--replay: each COPY read once, then replayed from memory: the decoding alone, no database] [--baseline PATH] [--profile FILE.cpuprofile: the builds alone, not the import]   (TEST_ENGINE=postgres TEST_DATABASE_URL=… for a PostgreSQL server)
 import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { generateDemoOrders, type DemoOrder } from '../src/demo/generate.js';
 import { createOrganization } from '../src/domain/organizations.js';
 import { importOrderRecords } from '../src/ingest/import.js';
-import { buildSnapshot } from '../src/metrics/columnar/build-snapshot.js';
-import { LiveSnapshot } from '../src/metrics/columnar/live-snapshot.js';
+import { buildSnapshot, type SnapshotSource } from '../src/metrics/columnar/build-snapshot.js';
 import { ORDER_FIELDS } from '../src/metrics/columnar/order-columns.js';
 import { engine, openTestDatabase } from '../test/helpers/database.js';
 
@@ -22,6 +27,11 @@ const { values: args } = parseArgs({
     'no-lines': { type: 'boolean', default: false },
     runs: { type: 'string', default: '2' },
     explain: { type: 'boolean', default: false },
+    'no-shapes': { type: 'boolean', default: false },
+    baseline: { type: 'string' },
+    profile: { type: 'string' },
+    statements: { type: 'boolean', default: false },
+    replay: { type: 'boolean', default: false },
   },
 });
 const target = Number(args.orders);
@@ -100,15 +110,93 @@ try {
       log(`EXPLAIN ANALYZE ${name}:\n${plan.map((row) => `    ${row['QUERY PLAN']}`).join('\n')}`);
     }
   }
+  const builds: [string, typeof buildSnapshot][] = [['buildSnapshot', buildSnapshot]];
+  if (args.baseline) {
+    const baseline = (await import(pathToFileURL(path.resolve(args.baseline)).href)) as {
+      buildSnapshot: typeof buildSnapshot;
+    };
+    builds.unshift(['buildSnapshot (baseline)', baseline.buildSnapshot]);
+  }
+  const profiler = args.profile ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
+  // Issue 28, item 3: on the embedded database a statement holds the one session for everyone.
+  const timed: SnapshotSource = !args.statements
+    ? db
+    : {
+        engine: db.engine,
+        transaction: (work) => db.transaction(work),
+        query: async (sql, params) => {
+          const t = performance.now();
+          try {
+            return await db.query(sql, params);
+          } finally {
+            log(
+              `  statement ${(performance.now() - t).toFixed(0)} ms: ${sql.replace(/\s+/g, ' ').slice(0, 90)}`,
+            );
+          }
+        },
+        copyOut: async (sql, onData) => {
+          const t = performance.now();
+          let first: number | undefined;
+          try {
+            await db.copyOut(sql, (data) => ((first ??= performance.now()), onData(data)));
+          } finally {
+            const at = ((first ?? performance.now()) - t).toFixed(0);
+            const pages = [...sql.matchAll(/'\((\d+),0\)'/g)].map((m) => m[1]);
+            const range = pages.length === 0 ? 'whole' : `pages ${pages.join('–')}`;
+            log(
+              `  COPY ${(performance.now() - t).toFixed(0)} ms (first byte after ${at} ms): ${sql.slice(14, 40)}… ${range}`,
+            );
+          }
+        },
+      };
+  // The COPY output kept by statement, the same for both builds on PostgreSQL (one statement a table).
+  const kept = new Map<string, Buffer[]>();
+  const source: SnapshotSource = !args.replay
+    ? timed
+    : {
+        engine: timed.engine,
+        query: (sql, params) => timed.query(sql, params),
+        transaction: (work) => timed.transaction(work),
+        copyOut: async (sql, onData) => {
+          let pieces = kept.get(sql);
+          if (!pieces) {
+            const read: Buffer[] = [];
+            await timed.copyOut(sql, (data) => void read.push(Buffer.from(data)));
+            kept.set(sql, (pieces = read));
+          }
+          for (const piece of pieces) await onData(piece);
+        },
+      };
+  if (args.replay) {
+    await buildSnapshot(source, organization.id, { maxBytes: 8 * 2 ** 30 }); // fills `kept`
+  }
   for (let run = 0; run < RUNS; run++) {
-    for (const [name, sql] of Object.entries(shapes)) {
+    for (const [name, sql] of args['no-shapes'] ? [] : Object.entries(shapes)) {
       const [ms, bytes] = await copyMs(sql);
       log(`COPY ${name}: ${ms.toFixed(0)} ms, ${(bytes / 2 ** 20).toFixed(1)} MiB; load ${load()}`);
     }
-    const t = performance.now();
-    const built = await buildSnapshot(db, organization.id, { maxBytes: 8 * 2 ** 30 });
-    if (!(built instanceof LiveSnapshot)) throw new Error(`no snapshot: ${JSON.stringify(built)}`);
-    log(`buildSnapshot: ${(performance.now() - t).toFixed(0)} ms; load ${load()}`);
+    // Alternated, the first one changing each run: neither always reads a cold cache.
+    for (const [name, build] of run % 2 === 0 ? builds : [...builds].reverse()) {
+      const t = performance.now();
+      const cpu = process.cpuUsage();
+      const built = await build(source, organization.id, { maxBytes: 8 * 2 ** 30 });
+      if (!built || !('addPart' in built)) throw new Error(`no snapshot: ${JSON.stringify(built)}`);
+      // This process's CPU (all its threads: the embedded database's worker too): on a loaded
+      // machine, what the decoding costs whatever the wait for a core.
+      const { user, system } = process.cpuUsage(cpu);
+      const cpuMs = ((user + system) / 1000).toFixed(0);
+      log(`${name}: ${(performance.now() - t).toFixed(0)} ms, CPU ${cpuMs} ms; load ${load()}`);
+    }
+  }
+  if (profiler && args.profile) {
+    const { profile } = await profiler.post('Profiler.stop');
+    fs.writeFileSync(args.profile, JSON.stringify(profile));
+    log(`profile of the builds: ${args.profile}`);
   }
 } finally {
   await cleanup();

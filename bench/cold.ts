@@ -7,7 +7,10 @@
 // Prints: when the server listened, the first answer, the fast path (the server's `built` or
 // `loaded` event), the latencies while the snapshot built and after (p50/p95, 503s), warm
 // latencies asked one at a time, and the server's RSS (peak and at the end).
-// Usage: npm run bench:cold -- [--engine embedded|postgres|both] [--orders N] [--seconds S]
+// With `--lines`, the orders come with their lines as the demo's do (about 2.5 an order, section
+// 15), which the snapshot's build reads too; a refusal's code is counted (SNAPSHOT_BUILDING,
+// DATABASE_UNAVAILABLE, SERVICE_BUSY).
+// Usage: npm run bench:cold -- [--engine embedded|postgres|both] [--orders N] [--seconds S] [--lines]
 //   COLD_DATABASE_URL: an empty PostgreSQL database to use instead of a throwaway cluster.
 //   COLD_SERVER_NODE_ARGS: node options of the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
 //   COLD_SERVER_LOG: a file to write each server's log to (`.embedded`, `.postgres` appended).
@@ -27,6 +30,7 @@ const { values: args } = parseArgs({
     engine: { type: 'string', default: 'both' },
     orders: { type: 'string', default: '300000' },
     seconds: { type: 'string', default: '20' },
+    lines: { type: 'boolean', default: false },
   },
 });
 const ORDERS = Number(args.orders);
@@ -73,6 +77,7 @@ const procMb = (pid: number, field: string): number => {
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-cold-'));
 const file = path.join(dir, 'orders.ndjson');
 const reference = new ReferenceOrders(Math.ceil(ORDERS * 1.05));
+let lineCount = 0;
 {
   const out = fs.createWriteStream(file);
   let written = 0;
@@ -80,8 +85,10 @@ const reference = new ReferenceOrders(Math.ceil(ORDERS * 1.05));
     endDate: today,
     days: DAYS,
     ordersPerDay: (ORDERS / DAYS) * 1.1,
+    lines: args.lines,
   })) {
     if (written === ORDERS) break;
+    lineCount += order.lines?.length ?? 0;
     if (!out.write(`${JSON.stringify(order)}\n`)) await new Promise((r) => out.once('drain', r));
     reference.add(order);
     written++;
@@ -105,7 +112,7 @@ for (const kind of KINDS) {
   scanMs[kind] = percentile(times, 50);
 }
 log(
-  `${reference.orders.toLocaleString('en')} orders generated; in-memory scan p50: totals ${ms(scanMs.totals)} ms, by day ${ms(scanMs['by day'])} ms`,
+  `${reference.orders.toLocaleString('en')} orders (${lineCount.toLocaleString('en')} lines) generated; in-memory scan p50: totals ${ms(scanMs.totals)} ms, by day ${ms(scanMs['by day'])} ms`,
 );
 
 // ---- questions ---------------------------------------------------------------------------------------
@@ -116,23 +123,27 @@ interface Answer {
   at: number;
   ms: number;
   status: number;
+  /** A refusal's E3 code. */
+  code?: string;
 }
 
 async function ask(server: ServerProcess, key: string, kind: Kind, origin: number): Promise<Answer> {
   const sent = performance.now() - origin;
   let status: number;
+  let code: string | undefined;
   try {
     const response = await fetch(
       `${server.baseUrl}/api/reports/tabular?${QUESTIONS[kind]}&limit=${100_000 - (asked++ % 90_000)}`,
       { headers: { authorization: `Bearer ${key}` } },
     );
-    await response.arrayBuffer();
+    const body = await response.arrayBuffer();
     status = response.status;
+    if (status !== 200) code = (JSON.parse(Buffer.from(body).toString('utf8')) as { code?: string }).code;
   } catch {
     status = -1;
   }
   const at = performance.now() - origin;
-  return { kind, sent, at, ms: at - sent, status };
+  return { kind, sent, at, ms: at - sent, status, ...(code ? { code } : {}) };
 }
 
 interface Run {
@@ -246,7 +257,7 @@ try {
 
 // ---- figures ----------------------------------------------------------------------------------------------
 console.log(
-  `\n${reference.orders.toLocaleString('en')} orders, uncached reports (10 metrics, two years, ${ZONE}) asked every ${TICK_MS} ms from \`serve\`, totals and by day in turn\n`,
+  `\n${reference.orders.toLocaleString('en')} orders (${lineCount.toLocaleString('en')} lines), uncached reports (10 metrics, two years, ${ZONE}) asked every ${TICK_MS} ms from \`serve\`, totals and by day in turn\n`,
 );
 const table = (header: string[], rows: string[][]) => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -313,6 +324,13 @@ table(
     }),
   ),
 );
+for (const r of runs) {
+  const codes = new Map<string, number>();
+  for (const a of r.answers)
+    if (a.status === 503) codes.set(a.code ?? '?', (codes.get(a.code ?? '?') ?? 0) + 1);
+  if (codes.size > 0)
+    console.log(`${r.engine}: 503 by code: ${[...codes].map(([code, n]) => `${code} × ${n}`).join(', ')}`);
+}
 const failed = runs.flatMap((r) => r.answers.filter((a) => a.status !== 200 && a.status !== 503));
 if (failed.length > 0)
   console.log(`other statuses: ${failed.map((a) => `${a.kind} ${a.status} at ${ms(a.sent)} ms`).join(', ')}`);

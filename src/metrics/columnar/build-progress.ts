@@ -10,6 +10,13 @@ export interface BuildProgress {
   expected?: number;
   /** Rows (orders, then lines) decoded so far. */
   read: number;
+  /**
+   * performance.now() when the first row came. The speed is measured from then: the statements
+   * before it (the counts, a wait for the embedded database's one session) took seconds at 1,000,000
+   * orders, which measured from startedAt made the first estimates minutes too long (Retry-After
+   * 309 s for a 14 s build, docs/benchmarks.md).
+   */
+  firstReadAt?: number;
 }
 
 /**
@@ -30,7 +37,7 @@ export function secondsLeft(progress: BuildProgress | undefined, now = performan
   const expected = progress?.expected;
   if (!progress || expected === undefined) return UNKNOWN_LEFT_S;
   const left = Math.max(0, expected - progress.read);
-  const elapsedS = (now - progress.startedAt) / 1000;
+  const elapsedS = (now - (progress.firstReadAt ?? progress.startedAt)) / 1000;
   const perS = progress.read > 0 && elapsedS > 0 ? progress.read / elapsedS : ASSUMED_ROWS_PER_S;
   return Math.min(MAX_LEFT_S, Math.max(1, Math.ceil(left / perS)));
 }

@@ -32,11 +32,7 @@ import {
 import { OrderKeys } from './order-keys.js';
 import { BYTES_PER_ORDER } from './snapshot.js';
 import { expectedSnapshotSize } from './snapshot-size.js';
-
-/** Orders per statement on the embedded database, about (statements cover pages: PAGE_ROWS). */
-export const DEFAULT_CHUNK_ROWS = 50_000;
-/** Order or line rows in an 8 kB heap page, roughly (some 200 bytes each): turns chunkRows into pages. */
-const PAGE_ROWS = 40;
+import { byPages, DEFAULT_CHUNK_ROWS, tidRange, type Pages } from './page-statements.js';
 
 /** What a snapshot is read from: the database's SQL and its COPY output. */
 export type SnapshotSource = Pick<Database, 'engine' | 'query' | 'copyOut' | 'transaction'>;
@@ -54,9 +50,6 @@ export interface BuildOptions {
   /** Filled in as the build reads (issue 28: the Retry-After of a report that cannot wait). */
   readonly progress?: BuildProgress;
 }
-
-/** Heap pages [from, to); to undefined: to the end, pages added meanwhile included. */
-type Pages = readonly [from: number, to: number | undefined];
 
 /** What a build reads from one table: its rows of the organization, as binary COPY fields. */
 interface Read {
@@ -76,11 +69,8 @@ const LINES: Read = {
 
 /** COPY takes no parameters: its only values are integers formatted here. */
 function copyRows(read: Read, organizationId: bigint, pages?: Pages): string {
-  const tid = (page: number) => `'(${page},0)'::tid`;
   const a = read.alias;
-  const range = !pages
-    ? ''
-    : ` AND ${a}.ctid >= ${tid(pages[0])}${pages[1] === undefined ? '' : ` AND ${a}.ctid < ${tid(pages[1])}`}`;
+  const range = pages ? ` AND ${tidRange(a, pages)}` : '';
   return `COPY (SELECT ${read.fields} FROM ${read.table} ${a} WHERE ${a}.organization_id = ${organizationId}${range}) TO STDOUT (FORMAT binary)`;
 }
 
@@ -109,7 +99,7 @@ export async function buildSnapshot(
   live.readAt = Number(organization.now);
   // Orders and lines counted: the snapshot's bytes checked before reading (lines are more than
   // half of it at 2.5 an order), and the build's progress counted in rows of both.
-  const size = await expectedSnapshotSize(db, organizationId);
+  const size = await expectedSnapshotSize(db, organizationId, chunkRows);
   const expected = size.orders;
   if (options.progress) options.progress.expected = size.orders + size.lines;
   const maxOrders = Math.floor(options.maxBytes / BYTES_PER_ORDER);
@@ -127,12 +117,12 @@ export async function buildSnapshot(
   const readOrders = (pages?: Pages): Promise<void> =>
     copy(db, copyRows(ORDERS, id, pages), ORDERS.fieldCount, (data, rows) => {
       columns.push(data, rows.starts, rows.lengths);
-      if (options.progress) options.progress.read = columns.length;
+      if (options.progress) counted(options.progress, columns.length);
     });
   const readLines = (pages?: Pages): Promise<void> =>
     copy(db, copyRows(LINES, id, pages), LINES.fieldCount, (data, rows) => {
       columns.pushLine(data, rows.starts, rows.lengths);
-      if (options.progress) options.progress.read = columns.length + ++linesRead;
+      if (options.progress) counted(options.progress, columns.length + ++linesRead);
     });
   try {
     // A small organization's rows are read through the index in one statement (a few lines each).
@@ -152,6 +142,11 @@ export async function buildSnapshot(
   return live;
 }
 
+function counted(progress: BuildProgress, read: number): void {
+  progress.firstReadAt ??= performance.now();
+  progress.read = read;
+}
+
 /** Runs one binary COPY, each row of `fieldCount` fields to onRow, a turn of the event loop a piece. */
 function copy(
   db: SnapshotSource,
@@ -163,26 +158,4 @@ function copy(
   // A turn of the event loop after each piece: the socket may hold many.
   const onData = (data: Buffer) => (rows.write(data), nextTurn());
   return db.copyOut(sql, onData).then(() => rows.end());
-}
-
-/**
- * The embedded database's read of a table in statements over ranges of its pages, about chunkRows
- * rows each, others' queries running between them; the last one reads to the end.
- */
-async function byPages(
-  db: SnapshotSource,
-  table: Read['table'],
-  chunkRows: number,
-  read: (pages: Pages) => Promise<void>,
-): Promise<void> {
-  const [size] = await db.query<{ pages: number }>(
-    `SELECT (pg_relation_size('${table}') / current_setting('block_size')::bigint)::integer AS pages`,
-  );
-  const step = Math.max(1, Math.ceil(chunkRows / PAGE_ROWS));
-  for (let from = 0; ; from += step) {
-    const last = from + step >= (size?.pages ?? 0);
-    await read([from, last ? undefined : from + step]);
-    if (last) break;
-    await nextTurn();
-  }
 }

@@ -46,6 +46,15 @@ export class ByteCodes {
   private blockBytes = 0;
   size = 0;
 
+  constructor(
+    /**
+     * Bytes hashed at each end of a key. Keys alike at both ends but for a few bytes in the middle
+     * (a line's texts: product … categories, line-codes.ts) are hashed whole (Infinity): the same
+     * hash would make them one long chain of full comparisons.
+     */
+    private readonly hashedBytes = HASHED_BYTES,
+  ) {}
+
   /** The code of data[start, start + length): a new one (size − 1 after the call) if never seen. */
   code(data: Uint8Array, start: number, length: number): number {
     return this.lookUp(data, start, length, true);
@@ -54,6 +63,11 @@ export class ByteCodes {
   /** The code of data[start, start + length), -1 if never seen (nothing added). */
   find(data: Uint8Array, start: number, length: number): number {
     return this.lookUp(data, start, length, false);
+  }
+
+  /** True when code c's key is data[start, start + length): a guess checked without hashing. */
+  holds(c: number, data: Uint8Array, start: number, length: number): boolean {
+    return c >= 0 && c < this.size && this.equals(c, data, start, length);
   }
 
   /** Everything this holds, as arrays (a persisted snapshot, issue 19). */
@@ -99,9 +113,9 @@ export class ByteCodes {
     // FNV-1a over the length and both ends: tells customer hashes and e-mail addresses apart.
     let hash = Math.imul(FNV_OFFSET ^ length, FNV_PRIME);
     const end = start + length;
-    const head = Math.min(end, start + HASHED_BYTES);
+    const head = Math.min(end, start + this.hashedBytes);
     for (let p = start; p < head; p++) hash = Math.imul(hash ^ (data[p] as number), FNV_PRIME);
-    for (let p = Math.max(head, end - HASHED_BYTES); p < end; p++)
+    for (let p = Math.max(head, end - this.hashedBytes); p < end; p++)
       hash = Math.imul(hash ^ (data[p] as number), FNV_PRIME);
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
@@ -134,7 +148,9 @@ export class ByteCodes {
     }
     this.makeRoom(length);
     const index = this.blocks.length - 1;
-    (this.blocks[index] as Uint8Array).set(data.subarray(start, start + length), this.used);
+    const block = this.blocks[index] as Uint8Array;
+    // Byte by byte: a subarray a key (an object each) cost more than the copy of a short key.
+    for (let k = 0, to = this.used; k < length; k++) block[to + k] = data[start + k] as number;
     this.at[c] = index * BLOCK_BYTES + this.used;
     this.used = length > BLOCK_BYTES ? BLOCK_BYTES : this.used + length;
     this.lengths[c] = length;

@@ -3,6 +3,7 @@
 // show in a report (L2: `Unknown` for a missing text, L5: `Unknown` for a line without category),
 // combined into one "item" code, so that a report decides a line's filters (L6) and row key with
 // one lookup, as it does for an order's store, status and country. Codes are only ever added.
+import { ByteCodes } from './byte-codes.js';
 import { TextCodes } from './text-codes.js';
 import { Dictionary } from './exact.js';
 
@@ -39,6 +40,13 @@ export class LineCodes {
   private readonly codes = new Map<number, number>();
   private readonly columns: [number[], number[], number[], number[], number[]] = [[], [], [], [], []];
   private view: LineItems | undefined;
+  /**
+   * A build's lines repeat a catalogue: each distinct run of a COPY row's line texts (their bytes
+   * from the product's length to the categories' end, as they lie in the COPY output) maps to its
+   * item, so that a line seen before costs one lookup and no text is coded again (issue 28).
+   */
+  private readonly runs = new ByteCodes(Infinity);
+  private runItems = new Int32Array(256);
 
   /** The set code of the JSON text of a line's categories at data[start, start + length). */
   categorySet(data: Uint8Array, start: number, length: number): number {
@@ -49,6 +57,23 @@ export class LineCodes {
       this.setCategories.push(Int32Array.from(new Set(named), (value) => this.categories.code(value)));
     }
     return set;
+  }
+
+  /** The item of the line texts data[start, start + length) of a COPY row, -1 if not seen yet. */
+  copiedItem(data: Uint8Array, start: number, length: number): number {
+    const run = this.runs.find(data, start, length);
+    return run < 0 ? -1 : (this.runItems[run] as number);
+  }
+
+  /** The item of line texts that copiedItem did not know. */
+  rememberCopied(data: Uint8Array, start: number, length: number, item: number): void {
+    const run = this.runs.code(data, start, length);
+    if (run >= this.runItems.length) {
+      const bigger = new Int32Array(this.runItems.length * 2);
+      bigger.set(this.runItems);
+      this.runItems = bigger;
+    }
+    this.runItems[run] = item;
   }
 
   /** The item code of one combination of codes. */

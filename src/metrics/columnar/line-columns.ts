@@ -121,22 +121,36 @@ export class LineColumns {
   /** One line of order i from a COPY row: its LINE_ROW_FIELDS, from field `first` on. */
   pushCopied(i: number, data: Buffer, starts: Int32Array, lengths: Int32Array, first: number): void {
     const l = this.line(i);
-    const codes = this.codes;
-    const text = (f: number, texts: TextCodes): number =>
-      texts.code(data, starts[first + f] as number, lengths[first + f] as number);
-    this.item[l] = codes.item(
-      text(0, codes.products),
-      text(1, codes.productIds),
-      text(2, codes.variants),
-      text(3, codes.skus),
-      codes.categorySet(data, starts[first + CATEGORIES] as number, lengths[first + CATEGORIES] as number),
-    );
+    // The texts' run of bytes, with the first one's length (the binary COPY's fields are each
+    // their int4 length, -1 for NULL, then their bytes): one run, one combination of texts.
+    const from = (starts[first] as number) - 4;
+    const to = (starts[first + CATEGORIES] as number) + Math.max(0, lengths[first + CATEGORIES] as number);
+    let item = this.codes.copiedItem(data, from, to - from);
+    if (item < 0) {
+      item = this.copiedTexts(data, starts, lengths, first);
+      this.codes.rememberCopied(data, from, to - from, item);
+    }
+    this.item[l] = item;
     this.quantity[l] = int32(data, starts[first + QUANTITY] as number);
     this.refundedQuantity[l] = int32(data, starts[first + REFUNDED_QUANTITY] as number);
     for (let m = 0; m < LINE_AMOUNTS; m++)
       (this.money[m] as Int32Array)[l] = this.checkedCents(
         numericCents(data, starts[first + FIRST_AMOUNT + m] as number),
       );
+  }
+
+  /** The item of a COPY row's line texts never seen in this build, from each text's code. */
+  private copiedTexts(data: Buffer, starts: Int32Array, lengths: Int32Array, first: number): number {
+    const codes = this.codes;
+    const text = (f: number, texts: TextCodes): number =>
+      texts.code(data, starts[first + f] as number, lengths[first + f] as number);
+    return codes.item(
+      text(0, codes.products),
+      text(1, codes.productIds),
+      text(2, codes.variants),
+      text(3, codes.skus),
+      codes.categorySet(data, starts[first + CATEGORIES] as number, lengths[first + CATEGORIES] as number),
+    );
   }
 
   /** Order i's lines as a delta reads them. */

@@ -10,6 +10,12 @@ test('issue 28: the time left follows the speed measured so far', () => {
   assert.equal(secondsLeft({ startedAt: 0, expected: 1_000_000, read: 500_000 }, 4000), 4);
 });
 
+test('issue 28: the speed is measured from the first row, not from the statements before it', () => {
+  // Counted in 8 s, then 100,000 of 1,000,000 rows read in 2 s: 18 s left, not 90.
+  const progress = { startedAt: 0, expected: 1_000_000, read: 100_000, firstReadAt: 8000 };
+  assert.equal(secondsLeft(progress, 10_000), 18);
+});
+
 test('issue 28: before the first orders, an assumed speed; before the count, a short wait; never 0 nor past 10 min', () => {
   assert.equal(secondsLeft({ startedAt: 0, expected: 1_000_000, read: 0 }, 10), 50);
   assert.equal(secondsLeft({ startedAt: 0, read: 0 }, 10), 5);
