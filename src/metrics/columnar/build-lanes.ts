@@ -5,7 +5,7 @@
 // waits for no count: issue 19's "the first request waits for the file"); only a build from the
 // database counts the organization's rows, and one of more than `largeBuildRows` goes on in the
 // large lane, letting the small lane go. docs/operations.md, "Fair under load".
-import type { Queryable } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
 import { expectedSnapshotSize } from './snapshot-size.js';
 
 /** Orders and lines beyond which a build from the database takes the large lane (REPORT_LARGE_BUILD_ROWS). */
@@ -28,7 +28,7 @@ export class BuildLane {
  * cannot be counted.
  */
 export async function buildsInLargeLane(
-  db: Pick<Queryable, 'query'>,
+  db: Pick<Database, 'engine' | 'query'>,
   organizationId: string,
   largeBuildRows: number,
 ): Promise<boolean> {
