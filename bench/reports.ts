@@ -10,7 +10,15 @@
 // two line queries join them: L1, `product` × the six line metrics over two years, and L2, the
 // top ten products by net sales; the scan of the same lines is their floor (issue 27: within 3×).
 // Usage: npm run bench:reports [-- --orders N] [--queries L1,L2] [--engines embedded,postgres]
-// (N defaults to 1000000; a bare N works too; all six queries and both engines by default)
+// (N defaults to 1000000; a bare N works too; all six queries and both engines by default).
+// REPORTS_SERVER_NODE_ARGS: node options of the columnar servers (the first one and the one
+// restarted), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof --trace-gc`; REPORTS_SERVER_LOG: a path
+// prefix where their output is written (`<prefix>-embedded-first.log`, `…-restarted.log`).
+// `--keep DIR` (embedded only): the database is kept in DIR and used again by the next run with
+// the same `--orders` on the same day (no import: the same generated orders); the snapshot is
+// built again each run. `--no-sql`: the SQL engine's server is left out. Each answer's CPU time on the server's main thread and its time waiting
+// for a CPU (/proc/PID/schedstat) are printed beside it: on a shared machine, a slow answer is one
+// or the other.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,6 +49,18 @@ const listFlag = (flag: string): string[] | undefined => {
 };
 const onlyQueries = listFlag('--queries');
 const engines = listFlag('--engines') ?? ['embedded', 'postgres'];
+/** `--no-sql`: the SQL engine's server is not asked (its L1 takes some 40 s at 1M orders embedded). */
+const withSql = !process.argv.includes('--no-sql');
+const keepFlag = process.argv.indexOf('--keep');
+/** A folder keeping the embedded database between runs (--keep DIR). */
+const KEEP = keepFlag >= 0 ? path.resolve(process.argv[keepFlag + 1] ?? '') : undefined;
+/** Node options of the columnar servers (profiling: --cpu-prof, --trace-gc). */
+const SERVER_NODE_ARGS = (process.env.REPORTS_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** Writes a columnar server's output (its snapshot events, --trace-gc's lines) when asked. */
+function keepLog(server: ServerProcess, engine: string, which: string): void {
+  const prefix = process.env.REPORTS_SERVER_LOG;
+  if (prefix) fs.writeFileSync(`${prefix}-${engine}-${which}.log`, server.output());
+}
 
 const DAYS = 1095;
 const ZONE = 'Europe/Paris';
@@ -78,8 +98,20 @@ const limitFor = (run: number) => 100_000 - run;
 /** Run n's query string: L2 keeps its limit of 10 and rotates its metrics' order instead (C1's key). */
 function asked(name: string, run: number): string {
   if (name !== TOP_TEN) return `${QUERIES[name]}&limit=${limitFor(run)}`;
-  const metrics = LINE_METRICS.map((_, i) => LINE_METRICS[(i + run) % LINE_METRICS.length]).join(',');
+  const metrics = metricsPermutation(run).join(',');
   return `${QUERIES[name]!.replace(`metrics=${LINE_METRICS.join(',')}`, `metrics=${metrics}`)}&limit=10`;
+}
+
+/**
+ * The run-th of the 720 orders of the line metrics (Lehmer code). A rotation has only six: the
+ * seventh run on a server asked the first one's question again and the cache (C1) answered it.
+ */
+function metricsPermutation(run: number): string[] {
+  const left = [...LINE_METRICS];
+  const picked: string[] = [];
+  for (let k = left.length, n = run % 720; k > 0; n = Math.floor(n / k), k--)
+    picked.push(left.splice(n % k, 1)[0]!);
+  return picked;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
@@ -310,7 +342,31 @@ async function cachedRps(server: ServerProcess, key: string, query: string): Pro
   return result.requests.total / result.duration;
 }
 
-async function bench(engine: 'embedded' | 'postgres', env: Record<string, string>): Promise<Measured> {
+/** Answers' times, and the server main thread's CPU time and wait for a CPU during each. */
+function printSchedule(engine: string, name: string, which: string, times: number[], cpu: Schedule[]): void {
+  console.log(
+    `[${engine}] ${name} ${which}: ${times.map(ms).join(', ')} ms; main thread on a CPU ` +
+      `${cpu.map((c) => ms(c.cpu)).join(', ')} ms, waiting for one ${cpu.map((c) => ms(c.waiting)).join(', ')} ms`,
+  );
+}
+
+interface Imported {
+  key: string;
+  importSeconds: number;
+  orders: number;
+  day: string;
+}
+
+/** The organization, imported, or as a run with the same orders kept it (--keep, embedded). */
+async function imported(engine: string, env: Record<string, string>, kept?: string): Promise<Imported> {
+  if (kept && fs.existsSync(kept)) {
+    const earlier = JSON.parse(fs.readFileSync(kept, 'utf8')) as Imported;
+    if (earlier.orders === reference.orders && earlier.day === today) {
+      console.log(`[${engine}] the organization kept in ${path.dirname(kept)}: not imported again`);
+      return earlier;
+    }
+    throw new Error(`--keep: ${kept} holds another run's orders; remove the folder`);
+  }
   const cli = cliJson(env);
   await cli('migrate');
   await cli('org', 'create', '--name', 'Bench');
@@ -321,6 +377,35 @@ async function bench(engine: 'embedded' | 'postgres', env: Record<string, string
   await cli('import', '--org', 'bench', file);
   const importSeconds = (performance.now() - started) / 1000;
   console.log(`${importSeconds.toFixed(0)} s`);
+  const done = { key, importSeconds, orders: reference.orders, day: today };
+  if (kept) fs.writeFileSync(kept, JSON.stringify(done));
+  return done;
+}
+
+interface Schedule {
+  cpu: number;
+  waiting: number;
+}
+
+/** The server's main thread: CPU time and time waiting for a CPU so far, in ms (/proc/PID/schedstat). */
+function schedule(server: ServerProcess): Schedule {
+  const [cpu, waiting] = fs.readFileSync(`/proc/${server.pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { cpu: (cpu ?? NaN) / 1e6, waiting: (waiting ?? NaN) / 1e6 };
+}
+
+const spent = (before: Schedule, after: Schedule): Schedule => ({
+  cpu: after.cpu - before.cpu,
+  waiting: after.waiting - before.waiting,
+});
+
+async function bench(
+  engine: 'embedded' | 'postgres',
+  env: Record<string, string>,
+  snapshots = path.join(dir, `snapshots-${engine}`),
+  kept?: string,
+): Promise<Measured> {
+  const { key, importSeconds } = await imported(engine, env, kept);
+  fs.rmSync(snapshots, { recursive: true, force: true }); // the first server builds its snapshot
   const measured: Measured = {
     engine,
     importSeconds,
@@ -332,21 +417,29 @@ async function bench(engine: 'embedded' | 'postgres', env: Record<string, string
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: '1000000000',
-    REPORT_SNAPSHOT_DIR: path.join(dir, `snapshots-${engine}`),
+    REPORT_SNAPSHOT_DIR: snapshots,
   };
 
   const answers = new Map<string, string>();
-  const columnar = await startServer({ ...serverEnv, REPORT_ENGINE: 'columnar' });
+  const columnar = await startServer(
+    { ...serverEnv, REPORT_ENGINE: 'columnar' },
+    undefined,
+    SERVER_NODE_ARGS,
+  );
   try {
     measured.build = await timeBuild(columnar, key);
     console.log(`[${engine}] snapshot: ${JSON.stringify(measured.build)}`);
     for (const name of Object.keys(QUERIES)) {
       const times: number[] = [];
+      const cpu: Schedule[] = [];
       for (let run = 0; run < COLUMNAR_RUNS; run++) {
+        const before = schedule(columnar);
         const answer = await ask(columnar, key, asked(name, run));
+        cpu.push(spent(before, schedule(columnar)));
         times.push(answer.ms);
         if (run === 0) answers.set(name, answer.body);
       }
+      printSchedule(engine, name, 'first server', times, cpu);
       const rps = await cachedRps(columnar, key, asked(name, 0));
       measured.rows.push({
         name,
@@ -363,15 +456,25 @@ async function bench(engine: 'embedded' | 'postgres', env: Record<string, string
     }
   } finally {
     await columnar.stop();
+    keepLog(columnar, engine, 'first');
   }
   // Right after a restart: the snapshot saved by the first server is read back from its file; the
   // first answer of each query is asked as soon as the server listens (other `limit`s: uncached).
-  const restarted = await startServer({ ...serverEnv, REPORT_ENGINE: 'columnar' });
+  const restarted = await startServer(
+    { ...serverEnv, REPORT_ENGINE: 'columnar' },
+    undefined,
+    SERVER_NODE_ARGS,
+  );
   try {
     for (const row of measured.rows) {
       const times: number[] = [];
-      for (let run = 0; run < COLUMNAR_RUNS; run++)
+      const cpu: Schedule[] = [];
+      for (let run = 0; run < COLUMNAR_RUNS; run++) {
+        const before = schedule(restarted);
         times.push((await askPatiently(restarted, key, asked(row.name, run + COLUMNAR_RUNS))).ms);
+        cpu.push(spent(before, schedule(restarted)));
+      }
+      printSchedule(engine, row.name, 'restarted', times, cpu);
       [row.restartFirst, row.restart] = [times[0]!, median(times)];
       console.log(
         `[${engine}] ${row.name} after a restart: first ${ms(times[0]!)} ms, median ${ms(row.restart)} ms`,
@@ -379,7 +482,9 @@ async function bench(engine: 'embedded' | 'postgres', env: Record<string, string
     }
   } finally {
     await restarted.stop();
+    keepLog(restarted, engine, 'restarted');
   }
+  if (!withSql) return measured;
   const sql = await startServer({ ...serverEnv, REPORT_ENGINE: 'sql' });
   try {
     for (const row of measured.rows) {
@@ -410,7 +515,16 @@ const results: Measured[] = [];
 let postgres: TempPostgres | undefined;
 try {
   if (engines.includes('embedded'))
-    results.push(await bench('embedded', { DATA_DIR: path.join(dir, 'data') }));
+    results.push(
+      KEEP
+        ? await bench(
+            'embedded',
+            { DATA_DIR: path.join(KEEP, 'data') },
+            path.join(KEEP, 'snapshots-embedded'),
+            path.join(KEEP, 'embedded.json'),
+          )
+        : await bench('embedded', { DATA_DIR: path.join(dir, 'data') }),
+    );
   if (engines.includes('postgres')) {
     postgres = await startTempPostgres();
     if (!postgres) throw new Error('no PostgreSQL server binaries (apt-get install postgresql)');
@@ -465,7 +579,7 @@ const table = results.flatMap((r) =>
     ms(row.restartFirst),
     ms(row.restart),
     scanned.has(row.name) ? `${(row.restart / scanned.get(row.name)!.ms).toFixed(1)}×` : '–',
-    row.same ? 'yes' : 'NO',
+    Number.isNaN(row.sql) ? '–' : row.same ? 'yes' : 'NO',
     row.asScan === undefined ? '–' : row.asScan ? 'yes' : 'NO',
   ]),
 );
