@@ -574,7 +574,7 @@ async function measureRestart(
   }
   restarts.push(restart);
   log(
-    `[${engine}] restart: listening after ${ms(listeningMs)} ms, first Q2 ${restart.first ? `at ${ms(restart.first.at)} ms (${ms(restart.first.ms)} ms)` : 'never'}, ` +
+    `[${engine}] restart: listening after ${ms(listeningMs)} ms, first ${QUERY_NAME} ${restart.first ? `at ${ms(restart.first.at)} ms (${ms(restart.first.ms)} ms)` : 'never'}, ` +
       `p95 within 2× of warm after ${restart.settledMs === undefined ? 'never' : `${ms(restart.settledMs)} ms`}`,
   );
   return server;
@@ -798,7 +798,15 @@ for (const p of phases.filter((q) => q.memory.length > 0))
     p.memory.map((m) => [p.engine, p.name, m.at.toFixed(0), m.rss.toFixed(0), m.snapshot.toFixed(1)]),
   );
 table(
-  ['engine', 'restart', 'listening', 'first Q2 at', 'its latency', 'p95 ≤ 2× warm from', 'answers'],
+  [
+    'engine',
+    'restart',
+    'listening',
+    `first ${QUERY_NAME} at`,
+    'its latency',
+    'p95 ≤ 2× warm from',
+    'answers',
+  ],
   restarts.map((r) => [
     r.engine,
     'serve started again',

@@ -10,7 +10,15 @@
 // two line queries join them: L1, `product` × the six line metrics over two years, and L2, the
 // top ten products by net sales; the scan of the same lines is their floor (issue 27: within 3×).
 // Usage: npm run bench:reports [-- --orders N] [--queries L1,L2] [--engines embedded,postgres]
-// (N defaults to 1000000; a bare N works too; all six queries and both engines by default)
+// (N defaults to 1000000; a bare N works too; all six queries and both engines by default).
+// REPORTS_SERVER_NODE_ARGS: node options of the columnar servers (the first one and the one
+// restarted), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof --trace-gc`; REPORTS_SERVER_LOG: a path
+// prefix where their output is written (`<prefix>-embedded-first.log`, `…-restarted.log`).
+// `--keep DIR` (embedded only): the database is kept in DIR and used again by the next run with
+// the same `--orders` on the same day (no import: the same generated orders); the snapshot is
+// built again each run. `--no-sql`: the SQL engine's server is left out. Each answer's CPU time on the server's main thread and its time waiting
+// for a CPU (/proc/PID/schedstat) are printed beside it: on a shared machine, a slow answer is one
+// or the other.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,6 +49,18 @@ const listFlag = (flag: string): string[] | undefined => {
 };
 const onlyQueries = listFlag('--queries');
 const engines = listFlag('--engines') ?? ['embedded', 'postgres'];
+/** `--no-sql`: the SQL engine's server is not asked (its L1 takes some 40 s at 1M orders embedded). */
+const withSql = !process.argv.includes('--no-sql');
+const keepFlag = process.argv.indexOf('--keep');
+/** A folder keeping the embedded database between runs (--keep DIR). */
+const KEEP = keepFlag >= 0 ? path.resolve(process.argv[keepFlag + 1] ?? '') : undefined;
+/** Node options of the columnar servers (profiling: --cpu-prof, --trace-gc). */
+const SERVER_NODE_ARGS = (process.env.REPORTS_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** Writes a columnar server's output (its snapshot events, --trace-gc's lines) when asked. */
+function keepLog(server: ServerProcess, engine: string, which: string): void {
+  const prefix = process.env.REPORTS_SERVER_LOG;
+  if (prefix) fs.writeFileSync(`${prefix}-${engine}-${which}.log`, server.output());
+}
 
 const DAYS = 1095;
 const ZONE = 'Europe/Paris';
@@ -78,8 +98,20 @@ const limitFor = (run: number) => 100_000 - run;
 /** Run n's query string: L2 keeps its limit of 10 and rotates its metrics' order instead (C1's key). */
 function asked(name: string, run: number): string {
   if (name !== TOP_TEN) return `${QUERIES[name]}&limit=${limitFor(run)}`;
-  const metrics = LINE_METRICS.map((_, i) => LINE_METRICS[(i + run) % LINE_METRICS.length]).join(',');
+  const metrics = metricsPermutation(run).join(',');
   return `${QUERIES[name]!.replace(`metrics=${LINE_METRICS.join(',')}`, `metrics=${metrics}`)}&limit=10`;
+}
+
+/**
+ * The run-th of the 720 orders of the line metrics (Lehmer code). A rotation has only six: the
+ * seventh run on a server asked the first one's question again and the cache (C1) answered it.
+ */
+function metricsPermutation(run: number): string[] {
+  const left = [...LINE_METRICS];
+  const picked: string[] = [];
+  for (let k = left.length, n = run % 720; k > 0; n = Math.floor(n / k), k--)
+    picked.push(left.splice(n % k, 1)[0]!);
+  return picked;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
@@ -118,20 +150,33 @@ const SCANS: Record<string, () => ReferenceRow[] | ReferenceLineRow[]> = {
   L1: () => referenceLines.byProduct(from, today),
   L2: () => referenceLines.topTen(from, today),
 };
-const scanned = new Map<string, { ms: number; rows: (ReferenceRow | ReferenceLineRow)[] }>();
+/** A thread's CPU time and time waiting for a CPU so far, in ms (/proc/…/schedstat, in ns). */
+function threadSchedule(file: string): Schedule {
+  const [cpu, waiting] = fs.readFileSync(file, 'utf8').split(' ').map(Number);
+  return { cpu: (cpu ?? NaN) / 1e6, waiting: (waiting ?? NaN) / 1e6 };
+}
+
+/** The scans' median time, and their median CPU time (the load's waits left out). */
+const scanned = new Map<string, { ms: number; cpu: number; rows: (ReferenceRow | ReferenceLineRow)[] }>();
 for (const [name, scan] of Object.entries(SCANS)) {
   if (!(name in QUERIES)) continue;
   const times: number[] = [];
+  const cpu: number[] = [];
   let rows: (ReferenceRow | ReferenceLineRow)[] = [];
   for (let run = 0; run < 7; run++) {
+    // The process's CPU time (getrusage), exact to the microsecond: a running thread's own
+    // schedstat is only brought up to date at the scheduler's tick (0 for a scan of 1 ms).
+    const before = process.cpuUsage();
     const started = performance.now();
     rows = scan();
     times.push(performance.now() - started);
+    const used = process.cpuUsage(before);
+    cpu.push((used.user + used.system) / 1000);
   }
-  scanned.set(name, { ms: median(times), rows });
+  scanned.set(name, { ms: median(times), cpu: median(cpu), rows });
 }
 console.log(
-  `In-memory scan of the same answers, this process: ${[...scanned].map(([name, s]) => `${name} ${ms(s.ms)} ms`).join(', ')}\n`,
+  `In-memory scan of the same answers, this process: ${[...scanned].map(([name, s]) => `${name} ${ms(s.ms)} ms (CPU ${ms(s.cpu)} ms)`).join(', ')}\n`,
 );
 
 /**
@@ -182,6 +227,8 @@ interface Measured {
   rows: {
     name: string;
     columnar: number;
+    /** The server main thread's CPU time per answer, median (its waits for a CPU left out). */
+    columnarCpu: number;
     sql: number;
     cachedRps: number;
     rowsCount: number;
@@ -191,6 +238,7 @@ interface Measured {
     /** Right after a restart of the columnar server (its snapshot read from its file): the first answer, then the median. */
     restartFirst: number;
     restart: number;
+    restartCpu: number;
   }[];
 }
 
@@ -310,7 +358,31 @@ async function cachedRps(server: ServerProcess, key: string, query: string): Pro
   return result.requests.total / result.duration;
 }
 
-async function bench(engine: 'embedded' | 'postgres', env: Record<string, string>): Promise<Measured> {
+/** Answers' times, and the server main thread's CPU time and wait for a CPU during each. */
+function printSchedule(engine: string, name: string, which: string, times: number[], cpu: Schedule[]): void {
+  console.log(
+    `[${engine}] ${name} ${which}: ${times.map(ms).join(', ')} ms; main thread on a CPU ` +
+      `${cpu.map((c) => ms(c.cpu)).join(', ')} ms, waiting for one ${cpu.map((c) => ms(c.waiting)).join(', ')} ms`,
+  );
+}
+
+interface Imported {
+  key: string;
+  importSeconds: number;
+  orders: number;
+  day: string;
+}
+
+/** The organization, imported, or as a run with the same orders kept it (--keep, embedded). */
+async function imported(engine: string, env: Record<string, string>, kept?: string): Promise<Imported> {
+  if (kept && fs.existsSync(kept)) {
+    const earlier = JSON.parse(fs.readFileSync(kept, 'utf8')) as Imported;
+    if (earlier.orders === reference.orders && earlier.day === today) {
+      console.log(`[${engine}] the organization kept in ${path.dirname(kept)}: not imported again`);
+      return earlier;
+    }
+    throw new Error(`--keep: ${kept} holds another run's orders; remove the folder`);
+  }
   const cli = cliJson(env);
   await cli('migrate');
   await cli('org', 'create', '--name', 'Bench');
@@ -321,6 +393,32 @@ async function bench(engine: 'embedded' | 'postgres', env: Record<string, string
   await cli('import', '--org', 'bench', file);
   const importSeconds = (performance.now() - started) / 1000;
   console.log(`${importSeconds.toFixed(0)} s`);
+  const done = { key, importSeconds, orders: reference.orders, day: today };
+  if (kept) fs.writeFileSync(kept, JSON.stringify(done));
+  return done;
+}
+
+interface Schedule {
+  cpu: number;
+  waiting: number;
+}
+
+/** The server's main thread: CPU time and time waiting for a CPU so far. */
+const schedule = (server: ServerProcess): Schedule => threadSchedule(`/proc/${server.pid}/schedstat`);
+
+const spent = (before: Schedule, after: Schedule): Schedule => ({
+  cpu: after.cpu - before.cpu,
+  waiting: after.waiting - before.waiting,
+});
+
+async function bench(
+  engine: 'embedded' | 'postgres',
+  env: Record<string, string>,
+  snapshots = path.join(dir, `snapshots-${engine}`),
+  kept?: string,
+): Promise<Measured> {
+  const { key, importSeconds } = await imported(engine, env, kept);
+  fs.rmSync(snapshots, { recursive: true, force: true }); // the first server builds its snapshot
   const measured: Measured = {
     engine,
     importSeconds,
@@ -332,25 +430,34 @@ async function bench(engine: 'embedded' | 'postgres', env: Record<string, string
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: '1000000000',
-    REPORT_SNAPSHOT_DIR: path.join(dir, `snapshots-${engine}`),
+    REPORT_SNAPSHOT_DIR: snapshots,
   };
 
   const answers = new Map<string, string>();
-  const columnar = await startServer({ ...serverEnv, REPORT_ENGINE: 'columnar' });
+  const columnar = await startServer(
+    { ...serverEnv, REPORT_ENGINE: 'columnar' },
+    undefined,
+    SERVER_NODE_ARGS,
+  );
   try {
     measured.build = await timeBuild(columnar, key);
     console.log(`[${engine}] snapshot: ${JSON.stringify(measured.build)}`);
     for (const name of Object.keys(QUERIES)) {
       const times: number[] = [];
+      const cpu: Schedule[] = [];
       for (let run = 0; run < COLUMNAR_RUNS; run++) {
+        const before = schedule(columnar);
         const answer = await ask(columnar, key, asked(name, run));
+        cpu.push(spent(before, schedule(columnar)));
         times.push(answer.ms);
         if (run === 0) answers.set(name, answer.body);
       }
+      printSchedule(engine, name, 'first server', times, cpu);
       const rps = await cachedRps(columnar, key, asked(name, 0));
       measured.rows.push({
         name,
         columnar: median(times),
+        columnarCpu: median(cpu.map((c) => c.cpu)),
         sql: NaN,
         cachedRps: rps,
         rowsCount: (JSON.parse(answers.get(name)!) as { rows?: unknown[] }).rows?.length ?? 0,
@@ -358,28 +465,42 @@ async function bench(engine: 'embedded' | 'postgres', env: Record<string, string
         asScan: agreesWithScan(name, answers.get(name)!),
         restartFirst: NaN,
         restart: NaN,
+        restartCpu: NaN,
       });
       console.log(`[${engine}] ${name} columnar ${ms(median(times))} ms, cached ${rps.toFixed(0)} req/s`);
     }
   } finally {
     await columnar.stop();
+    keepLog(columnar, engine, 'first');
   }
   // Right after a restart: the snapshot saved by the first server is read back from its file; the
   // first answer of each query is asked as soon as the server listens (other `limit`s: uncached).
-  const restarted = await startServer({ ...serverEnv, REPORT_ENGINE: 'columnar' });
+  const restarted = await startServer(
+    { ...serverEnv, REPORT_ENGINE: 'columnar' },
+    undefined,
+    SERVER_NODE_ARGS,
+  );
   try {
     for (const row of measured.rows) {
       const times: number[] = [];
-      for (let run = 0; run < COLUMNAR_RUNS; run++)
+      const cpu: Schedule[] = [];
+      for (let run = 0; run < COLUMNAR_RUNS; run++) {
+        const before = schedule(restarted);
         times.push((await askPatiently(restarted, key, asked(row.name, run + COLUMNAR_RUNS))).ms);
+        cpu.push(spent(before, schedule(restarted)));
+      }
+      printSchedule(engine, row.name, 'restarted', times, cpu);
       [row.restartFirst, row.restart] = [times[0]!, median(times)];
+      row.restartCpu = median(cpu.slice(1).map((c) => c.cpu)); // the first one reads the file
       console.log(
         `[${engine}] ${row.name} after a restart: first ${ms(times[0]!)} ms, median ${ms(row.restart)} ms`,
       );
     }
   } finally {
     await restarted.stop();
+    keepLog(restarted, engine, 'restarted');
   }
+  if (!withSql) return measured;
   const sql = await startServer({ ...serverEnv, REPORT_ENGINE: 'sql' });
   try {
     for (const row of measured.rows) {
@@ -410,7 +531,16 @@ const results: Measured[] = [];
 let postgres: TempPostgres | undefined;
 try {
   if (engines.includes('embedded'))
-    results.push(await bench('embedded', { DATA_DIR: path.join(dir, 'data') }));
+    results.push(
+      KEEP
+        ? await bench(
+            'embedded',
+            { DATA_DIR: path.join(KEEP, 'data') },
+            path.join(KEEP, 'snapshots-embedded'),
+            path.join(KEEP, 'embedded.json'),
+          )
+        : await bench('embedded', { DATA_DIR: path.join(dir, 'data') }),
+    );
   if (engines.includes('postgres')) {
     postgres = await startTempPostgres();
     if (!postgres) throw new Error('no PostgreSQL server binaries (apt-get install postgresql)');
@@ -447,9 +577,14 @@ const header = [
   'restart: 1st ms',
   'restart ms',
   'restart/scan',
+  'CPU: columnar/scan',
+  'CPU: restart/scan',
   'same answer',
   "scan's figures",
 ];
+/** CPU times and their ratio: the server's main thread per answer against the scan's (medians). */
+const cpuRatio = (server: number, scan: number) =>
+  `${ms(server)}/${ms(scan)} = ${(server / scan).toFixed(1)}×`;
 const table = results.flatMap((r) =>
   r.rows.map((row) => [
     r.engine,
@@ -465,7 +600,9 @@ const table = results.flatMap((r) =>
     ms(row.restartFirst),
     ms(row.restart),
     scanned.has(row.name) ? `${(row.restart / scanned.get(row.name)!.ms).toFixed(1)}×` : '–',
-    row.same ? 'yes' : 'NO',
+    scanned.has(row.name) ? cpuRatio(row.columnarCpu, scanned.get(row.name)!.cpu) : '–',
+    scanned.has(row.name) ? cpuRatio(row.restartCpu, scanned.get(row.name)!.cpu) : '–',
+    Number.isNaN(row.sql) ? '–' : row.same ? 'yes' : 'NO',
     row.asScan === undefined ? '–' : row.asScan ? 'yes' : 'NO',
   ]),
 );
@@ -484,7 +621,9 @@ for (const r of results)
           `/healthz while it builds p50 ${ms(r.build.healthz.p50)} ms, p99 ${ms(r.build.healthz.p99)} ms, max ${ms(r.build.healthz.max)} ms`
         : 'none'),
   );
-if (results.some((r) => r.rows.some((row) => !row.same || row.asScan === false))) {
+if (
+  results.some((r) => r.rows.some((row) => (!row.same && !Number.isNaN(row.sql)) || row.asScan === false))
+) {
   console.log('\nThe engines disagree on at least one answer, with each other or with the scan.');
   process.exitCode = 1;
 }
