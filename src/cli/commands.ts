@@ -21,6 +21,7 @@ import {
   type Command,
   type CommandContext,
 } from './command-tools.js';
+import { prepareReports } from './prepare-reports.js';
 import { STORE_COMMANDS } from './store-commands.js';
 
 export type { CommandContext } from './command-tools.js';
@@ -118,6 +119,16 @@ export const COMMANDS: Record<string, Command> = {
         // SPEC 12: stdout holds exactly the three counts; refused lines went to stderr above.
         const { imported, updated, rejected } = total;
         context.print({ imported, updated, rejected }, importSummary(total));
+        // Issue 28, item 1: the first report after a large import takes the fast path.
+        context.progress('Préparation des rapports…');
+        const preparation = await prepareReports(context.config, db, org.id, imported + updated);
+        context.progress('');
+        if (preparation.prepared)
+          context.warn(
+            `Rapports prêts : ${preparation.orders} commandes en mémoire et enregistrées (${preparation.ms} ms)`,
+          );
+        else if (preparation.reason !== 'small' && preparation.reason !== 'no-snapshots')
+          context.warn(`Rapports non préparés (${preparation.reason}) : le serveur les préparera.`);
         return failed ? 1 : 0;
       }),
   },

@@ -104,7 +104,7 @@ describe('finding 1: far dates', () => {
             assert.equal(dates.length, expected.count, granularity);
             assert.equal(new Set(dates).size, dates.length, `${granularity}: no bucket twice`);
             assert.deepEqual([dates[0], dates.at(-1)], [expected.first, expected.last], granularity);
-            assert.match(html, /id="from"[^>]*value="9998-01-01"/, 'P4: the page shows the period used');
+            assert.match(html, /id="from"[^>]*value="01\/01\/9998"/, 'P4: the page shows the period used');
             const totals =
               /<tr id="revenue-totals">[^]*?<td [^>]*data-col="orders"[^>]*><span class="cell">(\d+)<\/span>/.exec(
                 html,

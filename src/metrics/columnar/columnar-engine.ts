@@ -345,6 +345,16 @@ export class ColumnarReportEngine implements ReportEngine {
     await entry?.updating;
   }
 
+  /** Resolves when every save under way has ended, without stopping them (a command's import, issue 28). */
+  async saved(): Promise<void> {
+    await Promise.all(this.saving);
+  }
+
+  /** The orders held by the organization's snapshot in memory (replaced ones included), if it has one. */
+  heldOrders(organizationId: string): number | undefined {
+    return this.entries.get(organizationId)?.snapshot?.parts.reduce((n, part) => n + part.orderCount, 0);
+  }
+
   /** The data version of the organization's snapshot in memory, if it has one (issue 28). */
   heldVersion(organizationId: string): string | undefined {
     return this.entries.get(organizationId)?.snapshot?.version;

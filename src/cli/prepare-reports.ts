@@ -1,0 +1,52 @@
+// Issue 28, item 1: a large import leaves its organization's report snapshot built and saved, so
+// that the first report after it (a server started now, or one already running that reads the
+// saved file) takes the fast path instead of SQL while the server builds it. The command prepares
+// it as a server's background preparation would (src/metrics/columnar/cold-start.ts): the saved
+// file read back and brought up to date, or a build from the database, then saved. On PostgreSQL
+// with a shared REPORT_SNAPSHOT_DIR the build runs under the same advisory lock as the instances'
+// builds, so an instance that notices the import meanwhile waits for it and reads the file.
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { errorFields } from '../errors.js';
+import { ColumnarReportEngine } from '../metrics/columnar/columnar-engine.js';
+import { reportEngineFor } from '../metrics/report-engine.js';
+
+/**
+ * A batch this large leaves the snapshot ready; a smaller one (a few orders into a large
+ * organization) is left to the server's delta, which costs far less than reading a file back,
+ * bringing it up to date and saving it again from a command.
+ */
+export const PREPARE_MIN_ORDERS = 10_000;
+
+export type Preparation =
+  | { readonly prepared: true; readonly orders: number; readonly ms: number }
+  | { readonly prepared: false; readonly reason: string };
+
+/** Prepares and saves the organization's snapshot after a batch of `written` orders. */
+export async function prepareReports(
+  config: Config,
+  db: Database,
+  organizationId: string,
+  written: number,
+): Promise<Preparation> {
+  if (written < PREPARE_MIN_ORDERS) return { prepared: false, reason: 'small' };
+  if (config.reportEngine !== 'columnar' || !config.reportSnapshotDir)
+    return { prepared: false, reason: 'no-snapshots' };
+  const engine = reportEngineFor(config, db);
+  if (!(engine instanceof ColumnarReportEngine)) return { prepared: false, reason: 'no-snapshots' };
+  const started = performance.now();
+  try {
+    await engine.prepare(organizationId);
+    await engine.saved();
+    const orders = engine.heldOrders(organizationId);
+    if (orders === undefined) return { prepared: false, reason: 'not-built' };
+    return { prepared: true, orders, ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    return {
+      prepared: false,
+      reason: errorFields(error).code ?? (error instanceof Error ? error.message : String(error)),
+    };
+  } finally {
+    await engine.close();
+  }
+}
