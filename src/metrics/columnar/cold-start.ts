@@ -80,9 +80,15 @@ export class ColdStart {
     }
   }
 
-  /** Whether the organization's snapshot, orders and lines, fits the memory left, evicting nobody. */
+  /**
+   * Whether the organization's snapshot, orders and lines, fits the memory left, evicting nobody:
+   * weighed by its saved file when it has one (read back at once, no count before it), else by
+   * its rows counted.
+   */
   private async fits(organizationId: string): Promise<boolean> {
-    const { bytes } = await expectedSnapshotSize(this.db, organizationId);
+    const bytes =
+      (await this.engine.savedBytes(organizationId)) ??
+      (await expectedSnapshotSize(this.db, organizationId)).bytes;
     return this.engine.memoryInUse + bytes <= this.options.memoryBudgetBytes;
   }
 }

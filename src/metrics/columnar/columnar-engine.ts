@@ -25,7 +25,7 @@ import { executeCompared } from './compared.js';
 import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js';
 import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
-import { identityOf, loadSnapshot, removeLeftoverSaves, saveSnapshot } from './persist.js';
+import { identityOf, loadSnapshot, removeLeftoverSaves, savedFileBytes, saveSnapshot } from './persist.js';
 import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
 import { reportAnswers } from '../../observability/metrics.js';
 
@@ -343,6 +343,12 @@ export class ColumnarReportEngine implements ReportEngine {
     const entry = this.entries.get(organizationId);
     await entry?.building;
     await entry?.updating;
+  }
+
+  /** The size of the organization's saved snapshot file, if there is one (issue 28: the start weighs it so). */
+  async savedBytes(organizationId: string): Promise<number | undefined> {
+    const dir = this.options.snapshotDir;
+    return dir ? savedFileBytes(this.db, dir, organizationId).catch(() => undefined) : undefined;
   }
 
   /** Resolves when every save under way has ended, without stopping them (a command's import, issue 28). */

@@ -130,6 +130,26 @@ export async function identityOf(db: SnapshotSource, organizationId: string): Pr
 const fileOf = (dir: string, identity: string): string =>
   path.join(dir, `${crypto.createHash('sha256').update(identity).digest('hex').slice(0, 32)}.snapshot`);
 
+/**
+ * The size of the organization's saved file, if it has one (not checked: loadSnapshot does that):
+ * what its snapshot takes once read back, the columns being views over the file's bytes. The
+ * start's preparation weighs an organization by it instead of counting its rows, which on the
+ * embedded database held the file's read-back up by a second at 300,000 orders (issue 28).
+ */
+export async function savedFileBytes(
+  db: SnapshotSource,
+  dir: string,
+  organizationId: string,
+): Promise<number | undefined> {
+  const identity = await identityOf(db, organizationId);
+  if (!identity) return undefined;
+  try {
+    return (await fs.stat(fileOf(dir, identity))).size;
+  } catch {
+    return undefined;
+  }
+}
+
 function arraysOf(live: LiveSnapshot, part: Part): [string, Typed][] {
   // The last block and the table change in place as codes are added: copies, so that the bytes
   // written are the bytes hashed even if a delta comes meanwhile (earlier blocks never change).
