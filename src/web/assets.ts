@@ -66,7 +66,7 @@ table.data-table th a.sort:hover, table.data-table th a.sort:focus-visible { tex
 .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); gap: .75rem 1rem; margin: 0; }
 .figures dt { color: var(--muted); font-size: .9rem; }
 .figures dd { margin: 0; }
-.figures .value { font-size: clamp(1.1rem, 4.6vw, 1.35rem); font-weight: 700; font-variant-numeric: tabular-nums; overflow-wrap: normal; white-space: nowrap; }
+.figures .value { font-size: clamp(1.1rem, 4.6vw, 1.35rem); font-weight: 700; font-variant-numeric: tabular-nums; }
 .figures .previous { color: var(--muted); font-size: .85rem; }
 .change { white-space: nowrap; font-variant-numeric: tabular-nums; }
 .change.up { color: var(--ok); }
