@@ -26,7 +26,7 @@ import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js'
 import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
 import { identityOf, loadSnapshot, removeLeftoverSaves, savedFileBytes, saveSnapshot } from './persist.js';
-import { BYTES_PER_ORDER, type Snapshot } from './snapshot.js';
+import { BYTES_PER_ORDER, heldOrders, type Snapshot } from './snapshot.js';
 import { reportAnswers } from '../../observability/metrics.js';
 
 export type SnapshotEvent =
@@ -358,7 +358,8 @@ export class ColumnarReportEngine implements ReportEngine {
 
   /** The orders held by the organization's snapshot in memory (replaced ones included), if it has one. */
   heldOrders(organizationId: string): number | undefined {
-    return this.entries.get(organizationId)?.snapshot?.parts.reduce((n, part) => n + part.orderCount, 0);
+    const snapshot = this.entries.get(organizationId)?.snapshot;
+    return snapshot && heldOrders(snapshot.parts);
   }
 
   /** The data version of the organization's snapshot in memory, if it has one (issue 28). */

@@ -6,7 +6,14 @@
 import { anonymousKey, OrganizationCodes } from './codes.js';
 import { LinesFold } from './line-columns.js';
 import { AMOUNTS, nextTurn, OrderColumns, type OrderValues } from './order-columns.js';
-import { BYTES_PER_CUSTOMER, BYTES_PER_ORDER, freshPart, type Part, type Snapshot } from './snapshot.js';
+import {
+  BYTES_PER_CUSTOMER,
+  BYTES_PER_ORDER,
+  freshPart,
+  heldOrders,
+  type Part,
+  type Snapshot,
+} from './snapshot.js';
 
 /** What changed in an organization's orders between two database snapshots (src/metrics/columnar/delta.ts). */
 export interface Delta {
@@ -98,9 +105,7 @@ export class LiveSnapshot {
   }
 
   get heldOrders(): number {
-    let n = 0;
-    for (const part of this.parts) n += part.orderCount;
-    return n;
+    return heldOrders(this.parts);
   }
 
   get bytes(): number {

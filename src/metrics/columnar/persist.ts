@@ -141,13 +141,23 @@ export async function savedFileBytes(
   dir: string,
   organizationId: string,
 ): Promise<number | undefined> {
-  const identity = await identityOf(db, organizationId);
-  if (!identity) return undefined;
+  const saved = await savedFileOf(db, dir, organizationId);
+  if (!saved) return undefined;
   try {
-    return (await fs.stat(fileOf(dir, identity))).size;
+    return (await fs.stat(saved.file)).size;
   } catch {
     return undefined;
   }
+}
+
+/** Where the organization's snapshot is saved in `dir`, and the identity its header must carry. */
+async function savedFileOf(
+  db: SnapshotSource,
+  dir: string,
+  organizationId: string,
+): Promise<{ identity: string; file: string } | undefined> {
+  const identity = await identityOf(db, organizationId);
+  return identity ? { identity, file: fileOf(dir, identity) } : undefined;
 }
 
 function arraysOf(live: LiveSnapshot, part: Part): [string, Typed][] {
@@ -283,15 +293,15 @@ export async function loadSnapshot(
   dir: string,
   organizationId: string,
 ): Promise<LiveSnapshot | undefined> {
-  const identity = await identityOf(db, organizationId);
-  if (!identity) return undefined;
+  const saved = await savedFileOf(db, dir, organizationId);
+  if (!saved) return undefined;
   let data: FileBytes | undefined;
   try {
-    data = await readFileBytes(fileOf(dir, identity));
+    data = await readFileBytes(saved.file);
   } catch {
     return undefined; // no file, or a header that is not JSON
   }
-  const header = data && (await verified(data, identity, organizationId));
+  const header = data && (await verified(data, saved.identity, organizationId));
   if (!data || !header) return undefined;
   const [now] = await db.query<{ behind: boolean }>(
     `SELECT data_version < $2::bigint

@@ -76,6 +76,13 @@ export interface Attributes {
 }
 
 /** Memory of one order in a part: the typed columns above plus its share of runStart. */
+/** The orders a snapshot's parts hold, replaced ones included. */
+export function heldOrders(parts: readonly Part[]): number {
+  let n = 0;
+  for (const part of parts) n += part.orderCount;
+  return n;
+}
+
 export const BYTES_PER_ORDER = 8 + 4 * 9 + 4;
 /** Memory of one customer beside the columns: its key in the dictionary (packed), place and run. */
 export const BYTES_PER_CUSTOMER = 64;
