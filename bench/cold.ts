@@ -10,7 +10,12 @@
 // With `--lines`, the orders come with their lines as the demo's do (about 2.5 an order, section
 // 15), which the snapshot's build reads too; a refusal's code is counted (SNAPSHOT_BUILDING,
 // DATABASE_UNAVAILABLE, SERVICE_BUSY).
+// The import is timed in its two parts (the orders written, then the snapshot prepared and saved,
+// src/cli/prepare-reports.ts) with the command's peak RSS and the saved file's size. With
+// `--without-file`, a second server then starts on the same database with the saved file removed:
+// it builds the snapshot from the database while the same questions are asked.
 // Usage: npm run bench:cold -- [--engine embedded|postgres|both] [--orders N] [--seconds S] [--lines]
+//   [--without-file]
 //   COLD_DATABASE_URL: an empty PostgreSQL database to use instead of a throwaway cluster.
 //   COLD_SERVER_NODE_ARGS: node options of the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
 //   COLD_SERVER_LOG: a file to write each server's log to (`.embedded`, `.postgres` appended).
@@ -22,7 +27,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { METRICS } from '../src/catalog.js';
 import { generateDemoOrders } from '../src/demo/generate.js';
-import { cliJson, startServer, type ServerProcess } from '../test/helpers/processes.js';
+import { spawn } from 'node:child_process';
+import { BIN, cliJson, startServer, type ServerProcess } from '../test/helpers/processes.js';
 import { localDays, ReferenceOrders } from './reference-scan.js';
 
 const { values: args } = parseArgs({
@@ -31,6 +37,7 @@ const { values: args } = parseArgs({
     orders: { type: 'string', default: '300000' },
     seconds: { type: 'string', default: '20' },
     lines: { type: 'boolean', default: false },
+    'without-file': { type: 'boolean', default: false },
   },
 });
 const ORDERS = Number(args.orders);
@@ -150,6 +157,8 @@ interface Run {
   engine: string;
   load: string;
   importSeconds: number;
+  imported: Imported;
+  fileBytes: number;
   listeningMs: number;
   /** ms from `serve` to the built/loaded event, as seen in its log. */
   fastPathMs: number | undefined;
@@ -166,11 +175,78 @@ async function measure(engine: string, env: Record<string, string>): Promise<voi
   const { slug } = (await cli('org', 'create', '--name', 'Cold')) as { slug: string };
   await cli('subscription', 'set', '--org', slug, '--state', 'active');
   const key = String((await cli('key', 'create', '--org', slug, '--name', 'cold')).key);
-  const importStarted = performance.now();
-  await cli('import', '--org', slug, file);
-  const importSeconds = (performance.now() - importStarted) / 1000;
-  log(`[${engine}] imported in ${importSeconds.toFixed(1)} s; load average ${loadavg()}; serve…`);
+  const imported = await timedImport(env, slug);
+  const fileBytes = savedBytes(env);
+  log(
+    `[${engine}] imported in ${imported.seconds.toFixed(1)} s (orders ${imported.ordersSeconds.toFixed(1)} s, snapshot ${imported.prepareSeconds.toFixed(1)} s), CLI peak RSS ${imported.peakRssMb.toFixed(0)} MB, saved file ${fileBytes.toLocaleString('en')} bytes; load average ${loadavg()}`,
+  );
+  await serveAndAsk(engine, env, key, imported, fileBytes);
+  if (args['without-file']) {
+    fs.rmSync(snapshotDir(env), { recursive: true, force: true });
+    log(`[${engine}] saved file removed; serve again…`);
+    await serveAndAsk(`${engine}, no file`, env, key, imported, 0);
+  }
+}
 
+interface Imported {
+  seconds: number;
+  /** Until the command printed its counts: the orders written. */
+  ordersSeconds: number;
+  /** From then to its exit: the snapshot prepared and saved. */
+  prepareSeconds: number;
+  /** VmHWM of the command, read every 200 ms until it exits. */
+  peakRssMb: number;
+}
+
+/** `sales-metrics import`, timed in its two parts, with its peak RSS. */
+async function timedImport(env: Record<string, string>, slug: string): Promise<Imported> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [BIN, 'import', '--org', slug, file, '--json'], {
+    env: { ...process.env, ...env },
+  });
+  let printedAt = NaN;
+  let stderr = '';
+  let peakRssMb = 0;
+  child.stdout.on('data', () => (printedAt = Number.isNaN(printedAt) ? performance.now() : printedAt));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const watch = setInterval(() => {
+    const hwm = procMb(child.pid ?? 0, 'VmHWM');
+    if (hwm > peakRssMb) peakRssMb = hwm;
+  }, 200);
+  const code = await new Promise<number | null>((r) => child.on('close', r));
+  clearInterval(watch);
+  const ended = performance.now();
+  if (code !== 0) throw new Error(`sales-metrics import: ${stderr}`);
+  const prepared = /Rapports prêts[^\n]*/.exec(stderr)?.[0];
+  log(prepared ?? `no snapshot prepared: ${stderr.trim().slice(-300)}`);
+  return {
+    seconds: (ended - started) / 1000,
+    ordersSeconds: (printedAt - started) / 1000,
+    prepareSeconds: (ended - printedAt) / 1000,
+    peakRssMb,
+  };
+}
+
+const snapshotDir = (env: Record<string, string>) => path.join(env.DATA_DIR!, 'report-snapshots');
+/** The bytes of the saved snapshot files (REPORT_SNAPSHOT_DIR's default, under DATA_DIR). */
+function savedBytes(env: Record<string, string>): number {
+  let bytes = 0;
+  const walk = (at: string): void => {
+    for (const entry of fs.readdirSync(at, { withFileTypes: true }))
+      if (entry.isDirectory()) walk(path.join(at, entry.name));
+      else bytes += fs.statSync(path.join(at, entry.name)).size;
+  };
+  if (fs.existsSync(snapshotDir(env))) walk(snapshotDir(env));
+  return bytes;
+}
+
+async function serveAndAsk(
+  engine: string,
+  env: Record<string, string>,
+  key: string,
+  imported: Imported,
+  fileBytes: number,
+): Promise<void> {
   const load0 = loadavg();
   const origin = performance.now();
   // RATE_LIMIT_MAX: the questions of this run are one client's; the limit is not measured here.
@@ -203,7 +279,9 @@ async function measure(engine: string, env: Record<string, string>): Promise<voi
     runs.push({
       engine,
       load: `${load0} → ${loadavg()}`,
-      importSeconds,
+      importSeconds: imported.seconds,
+      imported,
+      fileBytes,
       listeningMs,
       fastPathMs,
       answers,
@@ -323,6 +401,34 @@ table(
       ];
     }),
   ),
+);
+table(
+  [
+    'engine',
+    'orders s',
+    'orders/s',
+    'snapshot prepared s',
+    'import CLI peak RSS MB',
+    'saved file bytes',
+    'first minute: asked',
+    'non-200',
+    'p50 / p95 / worst ms',
+  ],
+  runs.map((r) => {
+    const minute = r.answers.filter((a) => a.sent < 60_000);
+    const times = minute.map((a) => a.ms);
+    return [
+      r.engine,
+      r.imported.ordersSeconds.toFixed(1),
+      Math.round(reference.orders / r.imported.ordersSeconds).toLocaleString('en'),
+      r.imported.prepareSeconds.toFixed(1),
+      r.imported.peakRssMb.toFixed(0),
+      r.fileBytes.toLocaleString('en'),
+      String(minute.length),
+      String(minute.filter((a) => a.status !== 200).length),
+      `${ms(percentile(times, 50))} / ${ms(percentile(times, 95))} / ${ms(Math.max(...times))}`,
+    ];
+  }),
 );
 for (const r of runs) {
   const codes = new Map<string, number>();
