@@ -89,8 +89,11 @@ function* jsonPieces(query: TabularQuery, rows: readonly ReportRow[]): Generator
   });
   yield `${head.slice(0, -1)},"rows":[`;
   for (let start = 0; start < rows.length; start += ROWS_PER_PIECE) {
-    const piece = rows.slice(start, start + ROWS_PER_PIECE).map((row) => JSON.stringify(row));
-    yield `${start === 0 ? '' : ','}${piece.join(',')}`;
+    // One call per piece, its brackets dropped (`[a,b]` is `a`, `,`, `b`): a string per row then
+    // joined made the collector three copies of the answer's text instead of one (the demo's
+    // widest compared answer: about 15 % less CPU, docs/benchmarks.md).
+    const piece = JSON.stringify(rows.slice(start, start + ROWS_PER_PIECE));
+    yield start === 0 ? piece.slice(1, -1) : `,${piece.slice(1, -1)}`;
   }
   yield `],"rowCount":${rows.length}}`;
 }
