@@ -8,9 +8,12 @@
 // average, their ratio by round and over all rounds, and the noisy answers served.
 // Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds per phase, default 20] [rounds, default 3]
 // With BENCH_CPU_PROF=<directory>, the server runs under `node --cpu-prof` and writes its profile there.
+// With BENCH_DATABASE_URL=<a PostgreSQL server's URL>, a database of its own is created there for
+// the run (and dropped after) instead of the embedded one.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -36,9 +39,25 @@ const percentile = (values: number[], p: number) => {
 };
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-tenants-'));
+const serverUrl = process.env.BENCH_DATABASE_URL;
+const database = serverUrl ? `fairness_${process.pid}` : undefined;
+/** On a PostgreSQL server, a database of the run's own (`sql` runs on the server's default one). */
+const onServer = async (sql: string) => {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  await client.query(sql).finally(() => client.end());
+};
+const databaseEnv: Record<string, string> = {};
+if (serverUrl && database) {
+  await onServer(`CREATE DATABASE ${database}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  databaseEnv.DATABASE_URL = url.href;
+}
+console.log(`engine: ${database ? 'PostgreSQL' : 'embedded'}; load ${load()}`);
 const keys: string[] = [];
 {
-  const db = await openDatabase(loadConfig({ DATA_DIR: dir }), { role: 'server' });
+  const db = await openDatabase(loadConfig({ DATA_DIR: dir, ...databaseEnv }), { role: 'server' });
   await migrate(db);
   for (const name of ['Bruyante', 'Calme']) {
     const org = await createOrganization(db, { name });
@@ -58,7 +77,13 @@ const profileDir = process.env.BENCH_CPU_PROF;
 const metricsPort = await freePort();
 const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
 const server = await startServer(
-  { DATA_DIR: dir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn', METRICS_PORT: String(metricsPort) },
+  {
+    DATA_DIR: dir,
+    RATE_LIMIT_MAX: '1000000',
+    LOG_LEVEL: 'warn',
+    METRICS_PORT: String(metricsPort),
+    ...databaseEnv,
+  },
   120_000,
   profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
 );
@@ -139,4 +164,5 @@ try {
 } finally {
   await server.stop();
   fs.rmSync(dir, { recursive: true, force: true });
+  if (database) await onServer(`DROP DATABASE ${database}`);
 }
