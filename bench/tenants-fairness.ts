@@ -3,7 +3,7 @@
 // `sales-metrics serve` in its own process (rate limits out of the way); the quiet organization
 // asks its uncached report by day one request after the other, alone, then while the noisy one
 // runs four clients back to back asking its widest answers (five dimensions, limit 100,000) and
-// two-year comparisons, and so on in turns for a few rounds (the machine is shared: phases in
+// two-year comparisons (from a thread of their own), and so on in turns for a few rounds (the machine is shared: phases in
 // turns see the same load). Prints the quiet organization's p50/p95 in each phase with the load
 // average, their ratio by round and over all rounds, and the noisy answers served.
 // Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds per phase, default 20] [rounds, default 3]
@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -89,9 +90,12 @@ const server = await startServer(
 );
 let asked = 0;
 const get = async (query: string, key: string) => {
-  const response = await fetch(`${server.baseUrl}/api/reports/tabular?${query}&limit=${100_000 - ++asked}`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
+  const response = await fetch(
+    `${server.baseUrl}/api/reports/tabular?${query}&limit=${100_000 - 2 * ++asked}`,
+    {
+      headers: { authorization: `Bearer ${key}` },
+    },
+  );
   await response.arrayBuffer();
   return response.status;
 };
@@ -100,8 +104,18 @@ const quietReport = `metrics=orders,net_revenue&dimensions=date&from=${from(365)
 const widest = `metrics=orders,net_revenue,gross_sales&dimensions=date,store,country,status,customer_type&from=${from(729)}&to=${today}`;
 const compared = `metrics=orders,net_revenue,new_customers&dimensions=date,country&from=${from(365)}&to=${today}&compare=previous_year`;
 
-/** The quiet organization's uncached reports, one after the other, for the phase's length. */
+/** A figure of the server's /metrics (its default Node.js metrics: GC, event-loop delay). */
+const sampled = (text: string, name: string) =>
+  Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+const GC_KINDS = ['major', 'minor', 'incremental'];
+
+/**
+ * The quiet organization's uncached reports, one after the other, for the phase's length; with
+ * what the server's own figures say of the phase (GC time by kind, event-loop delay: the
+ * prom-client histogram starts again at each scrape).
+ */
 async function quietPhase(): Promise<number[]> {
+  const before = await (await fetch(metricsUrl)).text();
   const ms: number[] = [];
   const end = performance.now() + SECONDS * 1000;
   while (performance.now() < end) {
@@ -109,21 +123,44 @@ async function quietPhase(): Promise<number[]> {
     const status = await get(quietReport, quietKey);
     if (status === 200) ms.push(performance.now() - at);
   }
+  const after = await (await fetch(metricsUrl)).text();
+  const gc = GC_KINDS.map((kind) => {
+    const name = `nodejs_gc_duration_seconds_sum\\{kind="${kind}"\\}`;
+    return `${kind} ${(sampled(after, name) - sampled(before, name)).toFixed(0)}`;
+  });
+  console.log(
+    `  server: GC ms ${gc.join(', ')}; event-loop delay p99 ${sampled(after, 'nodejs_eventloop_lag_p99_seconds').toFixed(0)} ms, max ${sampled(after, 'nodejs_eventloop_lag_max_seconds').toFixed(0)} ms`,
+  );
   return ms;
 }
 
-/** The noisy organization's four clients, back to back, while `quiet` runs; statuses counted. */
+let noisyAsked = 0;
+
+/**
+ * The noisy organization's four clients, back to back, while `quiet` runs, in a thread of their
+ * own (bench/tenants-noisy-clients.ts); statuses counted.
+ */
 async function besideNoisy(statuses: Record<string, number>): Promise<number[]> {
-  let running = true;
-  const clients = [0, 1, 2, 3].map(async (client) => {
-    for (let n = 0; running; n++) {
-      const status = await get((client + n) % 2 === 0 ? widest : compared, noisyKey);
-      statuses[status] = (statuses[status] ?? 0) + 1;
-    }
+  const noisy = new Worker(new URL('./tenants-noisy-clients.js', import.meta.url), {
+    workerData: {
+      baseUrl: server.baseUrl,
+      key: noisyKey,
+      queries: [widest, compared],
+      clients: 4,
+      askedBefore: noisyAsked,
+    },
+  });
+  const done = new Promise<{ statuses: Record<string, number>; asked: number }>((resolve, reject) => {
+    noisy.once('message', resolve);
+    noisy.once('error', reject);
   });
   const ms = await quietPhase();
-  running = false;
-  await Promise.all(clients);
+  noisy.postMessage('stop');
+  const result = await done;
+  await noisy.terminate();
+  noisyAsked = result.asked;
+  for (const [status, count] of Object.entries(result.statuses))
+    statuses[status] = (statuses[status] ?? 0) + count;
   return ms;
 }
 
