@@ -10,6 +10,7 @@
 // With BENCH_CPU_PROF=<directory>, the server runs under `node --cpu-prof` and writes its profile there.
 // With BENCH_DATABASE_URL=<a PostgreSQL server's URL>, a database of its own is created there for
 // the run (and dropped after) instead of the embedded one.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,6 +55,7 @@ if (serverUrl && database) {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   databaseEnv.DATABASE_URL = url.href;
+  databaseEnv.SECRET_KEY = crypto.randomBytes(32).toString('hex'); // required beside DATABASE_URL
 }
 console.log(`engine: ${database ? 'PostgreSQL' : 'embedded'}; load ${load()}`);
 const keys: string[] = [];

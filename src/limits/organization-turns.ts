@@ -87,12 +87,15 @@ export function asOrganization<T>(organizationId: string, work: () => T): T {
 
 /**
  * The request whose turns slices take: the caller's (from its context), or, for work of a named
- * organization started outside its request's context (an answer being written), one of its own.
+ * organization started outside its request's context, one of its own, heavy from the start: that
+ * is a large answer being written to its socket (over 64 KiB, src/api/send-answer.ts), whose
+ * slices cost little while they run and much later in the turn (the kernel's copy), so that
+ * their own time would keep them light for megabytes.
  */
 export function requestTurns(organizationId?: string): RequestTurns | undefined {
   const request = current.getStore();
   if (organizationId === undefined || request?.organizationId === organizationId) return request;
-  return { organizationId, attainedMs: 0 };
+  return { organizationId, attainedMs: LIGHT_MS };
 }
 
 interface WaitingSlice {

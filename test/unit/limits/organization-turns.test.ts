@@ -83,6 +83,28 @@ test('issue 29 (item 2): a light request gets LIGHT_WEIGHT turns for each turn o
   assert.equal(slicesWaiting(), 0);
 });
 
+test('issue 29 (item 2): a large answer being written (slices named by organization, outside its request) weighs as heavy work from its first slice', async () => {
+  const order: string[] = [];
+  let writing = true;
+  const writer = (async () => {
+    const turns = new TimeSlices('noisy'); // as src/api/send-answer.ts writes an answer
+    while (writing) {
+      order.push('noisy');
+      await turns.next();
+    }
+  })();
+  await asOrganization('quiet', () => slicesOf('quiet', order, SLICES));
+  writing = false;
+  await writer;
+  const written = order.filter((name) => name === 'noisy').length;
+  // Light (its slices take microseconds), it had every other turn: 20.
+  assert.ok(
+    written <= 1 + Math.ceil(SLICES / LIGHT_WEIGHT) + 1,
+    `${written} turns of the answer being written`,
+  );
+  assert.equal(slicesWaiting(), 0);
+});
+
 test('issue 29 (item 2): two organizations with heavy requests share the turns equally, whatever their number of tasks', async () => {
   const order: string[] = [];
   const first = heavyRequest('first', order, SLICES); // four tasks
