@@ -106,9 +106,9 @@ const quietReport = `metrics=orders,net_revenue&dimensions=date&from=${from(365)
 const widest = `metrics=orders,net_revenue,gross_sales&dimensions=date,store,country,status,customer_type&from=${from(729)}&to=${today}`;
 const compared = `metrics=orders,net_revenue,new_customers&dimensions=date,country&from=${from(365)}&to=${today}&compare=previous_year`;
 
-/** A figure of the server's /metrics (its default Node.js metrics: GC, event-loop delay). */
+/** A figure of the server's /metrics (its default Node.js metrics: GC, event-loop delay); 0 before any. */
 const sampled = (text: string, name: string) =>
-  Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+  Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? 0) * 1000;
 const GC_KINDS = ['major', 'minor', 'incremental'];
 
 /**
