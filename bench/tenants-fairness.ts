@@ -3,14 +3,19 @@
 // `sales-metrics serve` in its own process (rate limits out of the way); the quiet organization
 // asks its uncached report by day one request after the other, alone, then while the noisy one
 // runs four clients back to back asking its widest answers (five dimensions, limit 100,000) and
-// two-year comparisons, and so on in turns for a few rounds (the machine is shared: phases in
+// two-year comparisons (from a thread of their own), and so on in turns for a few rounds (the machine is shared: phases in
 // turns see the same load). Prints the quiet organization's p50/p95 in each phase with the load
 // average, their ratio by round and over all rounds, and the noisy answers served.
 // Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds per phase, default 20] [rounds, default 3]
 // With BENCH_CPU_PROF=<directory>, the server runs under `node --cpu-prof` and writes its profile there.
+// With BENCH_DATABASE_URL=<a PostgreSQL server's URL>, a database of its own is created there for
+// the run (and dropped after) instead of the embedded one.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
+import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -18,7 +23,7 @@ import { generateDemoOrders } from '../src/demo/generate.js';
 import { createApiKey } from '../src/auth/api-keys.js';
 import { createOrganization, setSubscription } from '../src/domain/organizations.js';
 import { importOrderRecords } from '../src/ingest/import.js';
-import { startServer } from '../test/helpers/processes.js';
+import { freePort, startServer } from '../test/helpers/processes.js';
 
 const ORDERS = Number(process.argv[2] ?? 100_000);
 const SECONDS = Number(process.argv[3] ?? 20);
@@ -36,9 +41,26 @@ const percentile = (values: number[], p: number) => {
 };
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-tenants-'));
+const serverUrl = process.env.BENCH_DATABASE_URL;
+const database = serverUrl ? `fairness_${process.pid}` : undefined;
+/** On a PostgreSQL server, a database of the run's own (`sql` runs on the server's default one). */
+const onServer = async (sql: string) => {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  await client.query(sql).finally(() => client.end());
+};
+const databaseEnv: Record<string, string> = {};
+if (serverUrl && database) {
+  await onServer(`CREATE DATABASE ${database}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  databaseEnv.DATABASE_URL = url.href;
+  databaseEnv.SECRET_KEY = crypto.randomBytes(32).toString('hex'); // required beside DATABASE_URL
+}
+console.log(`engine: ${database ? 'PostgreSQL' : 'embedded'}; load ${load()}`);
 const keys: string[] = [];
 {
-  const db = await openDatabase(loadConfig({ DATA_DIR: dir }), { role: 'server' });
+  const db = await openDatabase(loadConfig({ DATA_DIR: dir, ...databaseEnv }), { role: 'server' });
   await migrate(db);
   for (const name of ['Bruyante', 'Calme']) {
     const org = await createOrganization(db, { name });
@@ -55,16 +77,27 @@ const keys: string[] = [];
 }
 const [noisyKey, quietKey] = keys as [string, string];
 const profileDir = process.env.BENCH_CPU_PROF;
+const metricsPort = await freePort();
+const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
 const server = await startServer(
-  { DATA_DIR: dir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' },
+  {
+    DATA_DIR: dir,
+    RATE_LIMIT_MAX: '1000000',
+    LOG_LEVEL: 'warn',
+    METRICS_PORT: String(metricsPort),
+    ...databaseEnv,
+  },
   120_000,
   profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
 );
 let asked = 0;
 const get = async (query: string, key: string) => {
-  const response = await fetch(`${server.baseUrl}/api/reports/tabular?${query}&limit=${100_000 - ++asked}`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
+  const response = await fetch(
+    `${server.baseUrl}/api/reports/tabular?${query}&limit=${100_000 - 2 * ++asked}`,
+    {
+      headers: { authorization: `Bearer ${key}` },
+    },
+  );
   await response.arrayBuffer();
   return response.status;
 };
@@ -73,8 +106,18 @@ const quietReport = `metrics=orders,net_revenue&dimensions=date&from=${from(365)
 const widest = `metrics=orders,net_revenue,gross_sales&dimensions=date,store,country,status,customer_type&from=${from(729)}&to=${today}`;
 const compared = `metrics=orders,net_revenue,new_customers&dimensions=date,country&from=${from(365)}&to=${today}&compare=previous_year`;
 
-/** The quiet organization's uncached reports, one after the other, for the phase's length. */
+/** A figure of the server's /metrics (its default Node.js metrics: GC, event-loop delay); 0 before any. */
+const sampled = (text: string, name: string) =>
+  Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? 0) * 1000;
+const GC_KINDS = ['major', 'minor', 'incremental'];
+
+/**
+ * The quiet organization's uncached reports, one after the other, for the phase's length; with
+ * what the server's own figures say of the phase (GC time by kind, event-loop delay: the
+ * prom-client histogram starts again at each scrape).
+ */
 async function quietPhase(): Promise<number[]> {
+  const before = await (await fetch(metricsUrl)).text();
   const ms: number[] = [];
   const end = performance.now() + SECONDS * 1000;
   while (performance.now() < end) {
@@ -82,21 +125,44 @@ async function quietPhase(): Promise<number[]> {
     const status = await get(quietReport, quietKey);
     if (status === 200) ms.push(performance.now() - at);
   }
+  const after = await (await fetch(metricsUrl)).text();
+  const gc = GC_KINDS.map((kind) => {
+    const name = `nodejs_gc_duration_seconds_sum\\{kind="${kind}"\\}`;
+    return `${kind} ${(sampled(after, name) - sampled(before, name)).toFixed(0)}`;
+  });
+  console.log(
+    `  server: GC ms ${gc.join(', ')}; event-loop delay p99 ${sampled(after, 'nodejs_eventloop_lag_p99_seconds').toFixed(0)} ms, max ${sampled(after, 'nodejs_eventloop_lag_max_seconds').toFixed(0)} ms`,
+  );
   return ms;
 }
 
-/** The noisy organization's four clients, back to back, while `quiet` runs; statuses counted. */
+let noisyAsked = 0;
+
+/**
+ * The noisy organization's four clients, back to back, while `quiet` runs, in a thread of their
+ * own (bench/tenants-noisy-clients.ts); statuses counted.
+ */
 async function besideNoisy(statuses: Record<string, number>): Promise<number[]> {
-  let running = true;
-  const clients = [0, 1, 2, 3].map(async (client) => {
-    for (let n = 0; running; n++) {
-      const status = await get((client + n) % 2 === 0 ? widest : compared, noisyKey);
-      statuses[status] = (statuses[status] ?? 0) + 1;
-    }
+  const noisy = new Worker(new URL('./tenants-noisy-clients.js', import.meta.url), {
+    workerData: {
+      baseUrl: server.baseUrl,
+      key: noisyKey,
+      queries: [widest, compared],
+      clients: 4,
+      askedBefore: noisyAsked,
+    },
+  });
+  const done = new Promise<{ statuses: Record<string, number>; asked: number }>((resolve, reject) => {
+    noisy.once('message', resolve);
+    noisy.once('error', reject);
   });
   const ms = await quietPhase();
-  running = false;
-  await Promise.all(clients);
+  noisy.postMessage('stop');
+  const result = await done;
+  await noisy.terminate();
+  noisyAsked = result.asked;
+  for (const [status, count] of Object.entries(result.statuses))
+    statuses[status] = (statuses[status] ?? 0) + count;
   return ms;
 }
 
@@ -104,8 +170,15 @@ const figures = (ms: number[]) =>
   `${ms.length} reports, p50 ${percentile(ms, 50).toFixed(0)} ms, p95 ${percentile(ms, 95).toFixed(0)} ms`;
 
 try {
-  // Both snapshots built before timing (the first answers come from SQL meanwhile).
-  for (let i = 0; i < 3; i++) await Promise.all([get(quietReport, quietKey), get(widest, noisyKey)]);
+  // Both snapshots built before timing: until then answers come from SQL, or 503 SNAPSHOT_BUILDING
+  // (on a loaded machine a 300,000-order build takes minutes; three tries were not enough).
+  // Held snapshots are read from /metrics, the operator's view.
+  const held = async () =>
+    Number(/^sales_metrics_snapshots (\d+)/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? 0);
+  while ((await held()) < 2) {
+    await Promise.all([get(quietReport, quietKey), get(widest, noisyKey)]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
   await new Promise((resolve) => setTimeout(resolve, 5_000));
   // A round not counted: the first phases ran slower (code not yet optimized by the JIT).
   await quietPhase();
@@ -130,4 +203,5 @@ try {
 } finally {
   await server.stop();
   fs.rmSync(dir, { recursive: true, force: true });
+  if (database) await onServer(`DROP DATABASE ${database}`);
 }

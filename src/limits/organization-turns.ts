@@ -9,16 +9,38 @@
 // (AsyncLocalStorage), set once where a report's work starts, so the slicing code does not carry
 // it around.
 //
+// Issue 29, item 2, again: equal turns were not enough. A quiet organization's report shared the
+// loop half and half with the noisy one's heavy answers, so its few milliseconds of work took
+// twice as long, and the measured p95 ratio sat at 2–3.6×. The turns are now weighted (stride
+// scheduling): a slice of a light request, one whose slices have taken less than LIGHT_MS so
+// far, weighs LIGHT_WEIGHT times less than a slice of a heavy one, so a light request waiting
+// beside heavy ones gets LIGHT_WEIGHT turns for each of theirs, and the organization waiting
+// with the fewest weighted turns taken always goes next. A heavy request still gets a turn in
+// every LIGHT_WEIGHT + 1 (never starved), two heavy organizations share the loop equally, and
+// a request stays light for at most LIGHT_MS of the loop.
+//
 // Which organizations have work under way is counted too: a slice is short while another
 // organization waits (time-slice.ts), because a request of a quiet organization needs several
 // turns of the loop (its key looked up, its data version read, its answer computed and written)
 // and each turn lasts as long as the others' slices.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-const current = new AsyncLocalStorage<string>();
+/** A request's share of the turns: its organization, and the time its slices have taken so far. */
+export interface RequestTurns {
+  readonly organizationId: string;
+  attainedMs: number;
+}
+
+const current = new AsyncLocalStorage<RequestTurns>();
 
 /** Whose work a request is before its key says which organization it is for (no id is empty). */
 export const UNKNOWN_ORGANIZATION = '';
+
+/** A request is light until its slices have taken this long (a report by day takes a few ms). */
+export const LIGHT_MS = 50;
+
+/** Turns a light request's organization gets for each turn of an organization with heavy work. */
+export const LIGHT_WEIGHT = 8;
 
 /** Work under way by organization: computations, serializations and answers being written. */
 const atWork = new Map<string, number>();
@@ -37,19 +59,20 @@ export function workUnderWay(organizationId: string): () => void {
 }
 
 /** Whether an organization other than the caller's has work under way (then slices are short). */
-export function othersAtWork(organizationId = current.getStore()): boolean {
+export function othersAtWork(organizationId = current.getStore()?.organizationId): boolean {
   return atWork.size > (organizationId !== undefined && atWork.has(organizationId) ? 1 : 0);
 }
 
 /**
- * The slices of everything `work` starts, awaited or not, take this organization's turns; its
- * promise, until it settles, counts as the organization's work under way.
+ * The slices of everything `work` starts, awaited or not, take this organization's turns, as one
+ * request (its time counted together); its promise, until it settles, counts as the
+ * organization's work under way.
  */
 export function asOrganization<T>(organizationId: string, work: () => T): T {
-  if (current.getStore() === organizationId) return work();
+  if (current.getStore()?.organizationId === organizationId) return work();
   const ended = workUnderWay(organizationId);
   try {
-    const result = current.run(organizationId, work);
+    const result = current.run({ organizationId, attainedMs: 0 }, work);
     if (result instanceof Promise) {
       result.then(ended, ended);
       return result;
@@ -62,30 +85,88 @@ export function asOrganization<T>(organizationId: string, work: () => T): T {
   }
 }
 
-/** Each organization's slices waiting for their turn, oldest first. */
-const waiting = new Map<string, (() => void)[]>();
+/**
+ * The request whose turns slices take: the caller's (from its context), or, for work of a named
+ * organization started outside its request's context, one of its own, heavy from the start: that
+ * is a large answer being written to its socket (over 64 KiB, src/api/send-answer.ts), whose
+ * slices cost little while they run and much later in the turn (the kernel's copy), so that
+ * their own time would keep them light for megabytes.
+ */
+export function requestTurns(organizationId?: string): RequestTurns | undefined {
+  const request = current.getStore();
+  if (organizationId === undefined || request?.organizationId === organizationId) return request;
+  return { organizationId, attainedMs: LIGHT_MS };
+}
 
-/** Resumes the organization's oldest waiting slice; the next one waits for the next turn of the loop. */
-function resumeOne(organizationId: string): void {
-  const queue = waiting.get(organizationId);
-  const next = queue?.shift();
-  if (!queue || queue.length === 0) waiting.delete(organizationId);
-  else setImmediate(resumeOne, organizationId);
-  next?.();
+interface WaitingSlice {
+  readonly request: RequestTurns;
+  readonly resume: () => void;
+}
+
+/** Each organization's slices waiting for their turn, oldest first. */
+const waiting = new Map<string, WaitingSlice[]>();
+/** Weighted turns taken by each organization waiting (stride scheduling's pass). */
+const taken = new Map<string, number>();
+/** The weighted turns of the organization resumed last: where a newly waiting one starts. */
+let clock = 0;
+let dispatching = false;
+
+/**
+ * Resumes one slice: the oldest of the organization waiting with the fewest weighted turns taken
+ * (the first to wait on a tie). One slice a turn of the event loop, the others' I/O between them.
+ */
+function resumeNext(): void {
+  dispatching = false;
+  let next: string | undefined;
+  for (const organizationId of waiting.keys())
+    if (next === undefined || (taken.get(organizationId) ?? 0) < (taken.get(next) ?? 0))
+      next = organizationId;
+  if (next === undefined) return;
+  const queue = waiting.get(next) as WaitingSlice[];
+  const slice = queue.shift() as WaitingSlice;
+  clock = taken.get(next) as number;
+  const light = slice.request.attainedMs < LIGHT_MS;
+  taken.set(next, clock + (light ? 1 : LIGHT_WEIGHT));
+  if (queue.length === 0) waiting.delete(next);
+  if (waiting.size > 0) dispatchSoon();
+  slice.resume();
+}
+
+/** Turns remembered for organizations no longer waiting: behind the clock, they mean nothing. */
+const REMEMBERED = 1_000;
+
+/** Bounded memory: past REMEMBERED organizations, those behind the clock are forgotten. */
+function forgetPastTurns(): void {
+  if (taken.size <= REMEMBERED) return;
+  for (const [organizationId, turns] of taken)
+    if (turns <= clock && !waiting.has(organizationId)) taken.delete(organizationId);
+}
+
+function dispatchSoon(): void {
+  if (dispatching) return;
+  dispatching = true;
+  setImmediate(resumeNext);
 }
 
 /**
- * Resolves at the organization's next turn (by default the caller's, from its context): after
- * this turn of the event loop, behind its other waiting slices. Work outside any organization gets
- * the next turn, as setImmediate.
+ * Resolves at the request's next turn (by default the caller's, from its context), after this
+ * turn of the event loop; `usedMs`, the time its slice just took, counts towards its weight.
+ * Work outside any organization gets the next turn, as setImmediate.
  */
-export function nextTurn(organizationId = current.getStore()): Promise<void> {
-  return new Promise((resolve) => {
-    if (organizationId === undefined) return void setImmediate(resolve);
-    const queue = waiting.get(organizationId);
-    if (queue) return void queue.push(resolve);
-    waiting.set(organizationId, [resolve]);
-    setImmediate(resumeOne, organizationId);
+export function nextTurn(request = current.getStore(), usedMs = 0): Promise<void> {
+  return new Promise((resume) => {
+    if (request === undefined) return void setImmediate(resume);
+    request.attainedMs += usedMs;
+    const queue = waiting.get(request.organizationId);
+    if (queue) queue.push({ request, resume });
+    else {
+      waiting.set(request.organizationId, [{ request, resume }]);
+      // Its turns taken are kept while it is away (a request resumed waits again in the same
+      // turn), but no credit is banked: it comes back level with the one served last at least.
+      taken.set(request.organizationId, Math.max(taken.get(request.organizationId) ?? clock, clock));
+      forgetPastTurns();
+    }
+    dispatchSoon();
   });
 }
 

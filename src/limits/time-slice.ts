@@ -8,7 +8,7 @@
 // short while another organization has work under way: each of the few turns of the loop that
 // the other's request needs then lasts a few milliseconds, not SLICE_MS (measured with
 // bench/tenants-fairness.ts, docs/operations.md).
-import { nextTurn, othersAtWork } from './organization-turns.js';
+import { nextTurn, othersAtWork, requestTurns, type RequestTurns } from './organization-turns.js';
 
 /** A slice's length: well under the 100 ms bound, even if one step of the loop is slow. */
 export const SLICE_MS = 15;
@@ -19,14 +19,17 @@ export const SHARED_SLICE_MS = 3;
 export class TimeSlices {
   private started = performance.now();
   private length: number;
+  /** Whose turns the slices take, their time counted towards its weight (organization-turns.ts). */
+  private readonly request: RequestTurns | undefined;
 
   /** `organizationId`: whose turns the slices take, when the caller's context does not say. */
-  constructor(private readonly organizationId?: string) {
+  constructor(organizationId?: string) {
+    this.request = requestTurns(organizationId);
     this.length = this.lengthNow();
   }
 
   private lengthNow(): number {
-    return othersAtWork(this.organizationId) ? SHARED_SLICE_MS : SLICE_MS;
+    return othersAtWork(this.request?.organizationId) ? SHARED_SLICE_MS : SLICE_MS;
   }
 
   /** Whether the current slice has lasted its time: then `await slices.next()`. */
@@ -36,7 +39,7 @@ export class TimeSlices {
 
   /** Gives the event loop a turn and starts a new slice. */
   async next(): Promise<void> {
-    await nextTurn(this.organizationId);
+    await nextTurn(this.request, performance.now() - this.started);
     this.started = performance.now();
     this.length = this.lengthNow();
   }

@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   asOrganization,
+  LIGHT_MS,
+  LIGHT_WEIGHT,
   slicesWaiting,
   UNKNOWN_ORGANIZATION,
   workUnderWay,
@@ -34,6 +36,91 @@ test('issue 29 (item 2): an organization with four tasks and one with a single t
     `${noisyBeforeQuietEnded} noisy slices ran before the quiet task ended`,
   );
   assert.equal(order.length, 5 * SLICES);
+  assert.equal(slicesWaiting(), 0);
+});
+
+/** Holds the CPU for `ms`, as a scan does. */
+const spin = (ms: number) => {
+  const start = performance.now();
+  while (performance.now() - start < ms);
+};
+
+/** Slices of `name` pushed to `order`, one a turn of its request (by default a do-nothing slice). */
+const slicesOf = async (name: string, order: string[], count: number) => {
+  const slices = new TimeSlices();
+  for (let i = 0; i < count; i++) {
+    order.push(name);
+    await slices.next();
+  }
+};
+
+/** A request of `organizationId` made heavy (its first slice past LIGHT_MS), then four tasks of it. */
+const heavyRequest = (organizationId: string, order: string[], count: number) =>
+  asOrganization(organizationId, async () => {
+    const slices = new TimeSlices();
+    spin(LIGHT_MS + 1);
+    await slices.next();
+    await Promise.all([1, 2, 3, 4].map(() => slicesOf(organizationId, order, count)));
+  });
+
+test('issue 29 (item 2): a light request gets LIGHT_WEIGHT turns for each turn of an organization whose request is heavy, and the heavy one is not starved', async () => {
+  const order: string[] = [];
+  const noisy = heavyRequest('noisy', order, SLICES);
+  await asOrganization('quiet', () => slicesOf('quiet', order, SLICES));
+  const noisyBeforeQuietEnded = order.filter((name) => name === 'noisy').length;
+  await noisy;
+  // Equal turns (the rule before) let 4 + 20 noisy slices run meanwhile; weighted, 4 + 20 / 8
+  // (the first slice of each of the four tasks runs in the turn that starts them).
+  assert.ok(
+    noisyBeforeQuietEnded <= 4 + Math.ceil(SLICES / LIGHT_WEIGHT),
+    `${noisyBeforeQuietEnded} noisy slices ran before the quiet request ended`,
+  );
+  assert.ok(
+    noisyBeforeQuietEnded >= Math.floor(SLICES / LIGHT_WEIGHT) - 1,
+    'the heavy one still had its turns',
+  );
+  assert.equal(order.length, 5 * SLICES);
+  assert.equal(slicesWaiting(), 0);
+});
+
+test('issue 29 (item 2): a large answer being written (slices named by organization, outside its request) weighs as heavy work from its first slice', async () => {
+  const order: string[] = [];
+  let writing = true;
+  const writer = (async () => {
+    const turns = new TimeSlices('noisy'); // as src/api/send-answer.ts writes an answer
+    while (writing) {
+      order.push('noisy');
+      await turns.next();
+    }
+  })();
+  await asOrganization('quiet', () => slicesOf('quiet', order, SLICES));
+  writing = false;
+  await writer;
+  const written = order.filter((name) => name === 'noisy').length;
+  // Light (its slices take microseconds), it had every other turn: 20.
+  assert.ok(
+    written <= 1 + Math.ceil(SLICES / LIGHT_WEIGHT) + 1,
+    `${written} turns of the answer being written`,
+  );
+  assert.equal(slicesWaiting(), 0);
+});
+
+test('issue 29 (item 2): two organizations with heavy requests share the turns equally, whatever their number of tasks', async () => {
+  const order: string[] = [];
+  const first = heavyRequest('first', order, SLICES); // four tasks
+  const second = asOrganization('second', async () => {
+    const slices = new TimeSlices();
+    spin(LIGHT_MS + 1);
+    await slices.next();
+    await slicesOf('second', order, SLICES); // one task
+  });
+  await second;
+  const firstBeforeSecondEnded = order.filter((name) => name === 'first').length;
+  await first;
+  assert.ok(
+    firstBeforeSecondEnded >= SLICES - 2 && firstBeforeSecondEnded <= 4 + SLICES + 1, // 4: as above
+    `${firstBeforeSecondEnded} slices of the first organization while the second took ${SLICES}`,
+  );
   assert.equal(slicesWaiting(), 0);
 });
 
