@@ -543,11 +543,19 @@ export class ColumnarReportEngine implements ReportEngine {
     return next;
   }
 
-  /** Drops the organization's snapshot and builds it again in the background (SQL answers meanwhile). */
+  /**
+   * Drops the organization's snapshot and builds it again in the background (SQL answers
+   * meanwhile). Issue 29, item 3: a rebuild is no use, so the organization keeps its place in the
+   * recency order and its last use (the new entry replaces the old one where it stands): moved to
+   * the most recently used end, a delta too large made an organization nobody asked for outlast
+   * the ones in use.
+   */
   private rebuild(organizationId: string): void {
-    this.drop(organizationId);
+    const old = this.entries.get(organizationId);
+    if (old) this.usedBytes -= old.bytes;
     const entry: Entry = { version: '0', bytes: 0, queue: Promise.resolve(), savedAt: 0 };
-    this.entries.set(organizationId, entry);
+    if (old?.usedAt !== undefined) entry.usedAt = old.usedAt;
+    this.entries.set(organizationId, entry); // Map.set on a key held keeps its place
     entry.building = this.build(organizationId, entry);
   }
 
