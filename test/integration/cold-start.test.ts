@@ -11,7 +11,7 @@ import { createOrganization } from '../../src/domain/organizations.js';
 import { isAppError } from '../../src/errors.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { newProgress } from '../../src/metrics/columnar/build-progress.js';
-import { buildSnapshot } from '../../src/metrics/columnar/build-snapshot.js';
+import { buildSnapshot, type SnapshotSource } from '../../src/metrics/columnar/build-snapshot.js';
 import { ColdStart } from '../../src/metrics/columnar/cold-start.js';
 import { BYTES_PER_LINE } from '../../src/metrics/columnar/line-columns.js';
 import { expectedSnapshotSize } from '../../src/metrics/columnar/snapshot-size.js';
@@ -308,5 +308,45 @@ describe('issue 28: cold answers and background preparation', () => {
       `estimate ${size.bytes} B, snapshot ${built.bytes} B`,
     );
     assert.equal(size.customers, 2000);
+  });
+
+  test('issue 29: at start an organization without a saved snapshot has its rows counted once (memory check, lane, build)', async () => {
+    const counts = new Map<string, number>();
+    const db = database.db;
+    const recorded: SnapshotSource = {
+      engine: db.engine,
+      copyOut: (sql, onData) => db.copyOut(sql, onData),
+      transaction: (work) => db.transaction(work),
+      query: (sql, params, options) => {
+        if (sql.includes('count(*)') && /FROM orders WHERE organization_id = \$1/.test(sql)) {
+          const id = String(params?.[0]);
+          counts.set(id, (counts.get(id) ?? 0) + 1);
+        }
+        return db.query(sql, params, options);
+      },
+    };
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(recorded, new SqlReportEngine(db), {
+      memoryBudgetBytes: MEMORY,
+      largeBuildRows: 1000, // `busy` (4,000 orders) in the large lane, the others in the small one
+      onEvent: (event) => events.push(event),
+    });
+    const cold = new ColdStart(recorded, columnar, { intervalMs: 60_000, memoryBudgetBytes: MEMORY });
+    const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM organizations')) as [
+      { n: number },
+    ];
+    const built = () => events.filter((e) => e.event === 'built').map((e) => e.organizationId);
+    cold.start();
+    try {
+      for (let waited = 0; built().length < n; waited += 20) {
+        assert.ok(waited < 30_000, `built: ${built().join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      cold.stop();
+    }
+    assert.ok(built().includes(busy));
+    for (const id of built())
+      assert.equal(counts.get(id), 1, `organization ${id}: counted ${counts.get(id)} times`);
   });
 });

@@ -17,7 +17,7 @@ import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
 import { AppError } from '../../errors.js';
 import { newProgress, secondsLeft, type BuildProgress } from './build-progress.js';
-import { BuildLane, buildsInLargeLane, LARGE_BUILD_ROWS } from './build-lanes.js';
+import { BuildLane, inLargeLane, LARGE_BUILD_ROWS } from './build-lanes.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
 import { readDelta, REBUILD } from './delta.js';
@@ -27,6 +27,7 @@ import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
 import { identityOf, loadSnapshot, removeLeftoverSaves, savedFileBytes, saveSnapshot } from './persist.js';
 import { BYTES_PER_ORDER, heldOrders, type Snapshot } from './snapshot.js';
+import { expectedSnapshotSize, type SnapshotSize } from './snapshot-size.js';
 import { reportAnswers } from '../../observability/metrics.js';
 
 export type SnapshotEvent =
@@ -139,6 +140,8 @@ interface Entry {
   savedAt: number;
   /** When a report last used its snapshot (or it was admitted), performance.now(). */
   usedAt?: number;
+  /** The organization's rows as last counted for its build, and when (issue 29: counted once). */
+  counted?: { readonly size: SnapshotSize; readonly at: number };
 }
 
 /**
@@ -164,6 +167,13 @@ const SAVED_FILE_POLL_MS = 250;
 
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
 const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
+
+/**
+ * Issue 29: a count of the organization's rows this recent is the one its build goes by, not
+ * taken again (a second on a million orders, embedded); an older one (a build that waited in the
+ * large lane) is taken again.
+ */
+const COUNT_KEPT_MS = 60_000;
 
 /** Issue 28: a report refused while its organization's snapshot builds, told when to come back. */
 function buildingError(progress: BuildProgress | undefined): AppError {
@@ -338,8 +348,8 @@ export class ColumnarReportEngine implements ReportEngine {
    * Issue 28: brings the organization's snapshot to its current data version in the background
    * (a build, its saved file read back, or a delta), resolving when that is done.
    */
-  async prepare(organizationId: string): Promise<void> {
-    await this.snapshotAt(organizationId, 0, false);
+  async prepare(organizationId: string, counted?: SnapshotSize): Promise<void> {
+    await this.snapshotAt(organizationId, 0, false, counted);
     const entry = this.entries.get(organizationId);
     await entry?.building;
     await entry?.updating;
@@ -397,12 +407,13 @@ export class ColumnarReportEngine implements ReportEngine {
 
   /**
    * currentSnapshot; `asked`: false for a background preparation, whose new snapshot enters the
-   * recency order as the least recently used (placeUnasked).
+   * recency order as the least recently used (placeUnasked); `counted`: its rows, just counted.
    */
   private async snapshotAt(
     organizationId: string,
     waitMs: number,
     asked: boolean,
+    counted?: SnapshotSize,
   ): Promise<Snapshot | undefined> {
     const [row] = await this.db.query<{ data_version: string }>(
       'SELECT data_version FROM organizations WHERE id = $1',
@@ -419,6 +430,7 @@ export class ColumnarReportEngine implements ReportEngine {
     if (!entry || (!entry.building && !entry.live)) {
       this.drop(organizationId); // a refusal at an older version: try again
       entry = { version, bytes: 0, queue: Promise.resolve(), savedAt: 0 };
+      if (counted) entry.counted = { size: counted, at: performance.now() };
       if (asked) this.entries.set(organizationId, entry);
       else this.placeUnasked(organizationId, entry);
       entry.building = this.build(organizationId, entry);
@@ -652,7 +664,7 @@ export class ColumnarReportEngine implements ReportEngine {
     const { identity, loaded } = await reading.finally(() => (entry.loading = undefined));
     if (loaded) return { identity, built: { result: loaded, loaded: true } };
     const largeRows = this.options.largeBuildRows ?? LARGE_BUILD_ROWS;
-    if (await buildsInLargeLane(this.db, organizationId, largeRows)) return { identity };
+    if (inLargeLane(await this.countFor(organizationId, entry), largeRows)) return { identity };
     return { identity, built: await this.fromDatabase(organizationId, entry, identity) };
   }
 
@@ -667,11 +679,30 @@ export class ColumnarReportEngine implements ReportEngine {
       : { result: await this.read(organizationId, entry), loaded: false };
   }
 
+  /**
+   * The organization's rows for its lane and its build: the count taken for it lately (by the
+   * start's memory check, or here), else counted now; undefined if they cannot be counted.
+   */
+  private async countFor(organizationId: string, entry: Entry): Promise<SnapshotSize | undefined> {
+    const kept = this.keptCount(entry);
+    if (kept) return kept;
+    const size = await expectedSnapshotSize(this.db, organizationId).catch(() => undefined);
+    if (size) entry.counted = { size, at: performance.now() };
+    return size;
+  }
+
+  private keptCount(entry: Entry): SnapshotSize | undefined {
+    const counted = entry.counted;
+    return counted && performance.now() - counted.at <= COUNT_KEPT_MS ? counted.size : undefined;
+  }
+
   /** The organization's snapshot read from the database. */
   private read(organizationId: string, entry: Entry): Promise<LiveSnapshot | Unsupported | undefined> {
+    const counted = this.keptCount(entry);
     return buildSnapshot(this.db, organizationId, {
       maxBytes: this.options.memoryBudgetBytes,
       ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
+      ...(counted ? { counted } : {}),
       progress: (entry.progress = newProgress()),
     });
   }
