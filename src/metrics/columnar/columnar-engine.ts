@@ -162,7 +162,7 @@ const LOAD_WAIT_MS = 15_000;
  * organization's snapshot (the second is the organization's id), and how often the others look
  * for the file it saves.
  */
-const BUILD_LOCK = 28_028;
+export const BUILD_LOCK = 28_028;
 const SAVED_FILE_POLL_MS = 250;
 
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
@@ -193,6 +193,12 @@ interface Built {
   readonly saved?: boolean;
 }
 
+/** Build lanes (build-lanes.ts). */
+type LaneName = 'small' | 'large';
+
+/** A build from the database that another instance holds (its advisory lock), its file not saved yet. */
+const ELSEWHERE = Symbol('built elsewhere');
+
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
 
 /** What `promise` resolves to within `ms`, else false. */
@@ -211,7 +217,7 @@ export class ColumnarReportEngine implements ReportEngine {
   private readonly entries = new Map<string, Entry>();
   private usedBytes = 0;
   /** One build at a time in each lane: they share the machine with the requests (build-lanes.ts). */
-  private readonly lanes = { small: new BuildLane(), large: new BuildLane() };
+  private readonly lanes: Record<LaneName, BuildLane> = { small: new BuildLane(), large: new BuildLane() };
   private readonly paths: ExecutionPaths;
   private readonly dayBuckets = new LRUCache<string, Promise<DayBuckets | undefined>>({ max: 64 });
 
@@ -603,12 +609,7 @@ export class ColumnarReportEngine implements ReportEngine {
       const first = await this.lanes.small.run(() => this.readBackOrLane(organizationId, entry));
       if (!first) return; // superseded while queued
       const shared =
-        first.built ??
-        (await this.lanes.large.run(async () =>
-          this.entries.get(organizationId) === entry
-            ? this.fromDatabase(organizationId, entry, first.identity)
-            : undefined,
-        ));
+        first.built ?? (await this.fromDatabaseIn(first.lane, organizationId, entry, first.identity));
       if (!shared) return;
       const { result } = shared;
       const loaded = shared.loaded ? result : undefined;
@@ -645,12 +646,13 @@ export class ColumnarReportEngine implements ReportEngine {
   /**
    * In the small lane: the saved file read back (requests wait for it: entry.loading), else, for
    * a small organization, its build from the database; undefined: not for this entry any more.
-   * `built` undefined: the organization is large, and its build waits in the large lane.
+   * `built` undefined: the build goes on in `lane` (the large one for a large organization; the
+   * small one again, later, for a small one that another instance is building).
    */
   private async readBackOrLane(
     organizationId: string,
     entry: Entry,
-  ): Promise<{ identity: string | undefined; built?: Built } | undefined> {
+  ): Promise<{ identity: string | undefined; built?: Built; lane: LaneName } | undefined> {
     if (this.entries.get(organizationId) !== entry) return undefined;
     const reading = (async () => {
       const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
@@ -662,18 +664,51 @@ export class ColumnarReportEngine implements ReportEngine {
       () => false, // the failure is the build's, in build()
     );
     const { identity, loaded } = await reading.finally(() => (entry.loading = undefined));
-    if (loaded) return { identity, built: { result: loaded, loaded: true } };
+    if (loaded) return { identity, built: { result: loaded, loaded: true }, lane: 'small' };
     const largeRows = this.options.largeBuildRows ?? LARGE_BUILD_ROWS;
-    if (inLargeLane(await this.countFor(organizationId, entry), largeRows)) return { identity };
-    return { identity, built: await this.fromDatabase(organizationId, entry, identity) };
+    if (inLargeLane(await this.countFor(organizationId, entry), largeRows))
+      return { identity, lane: 'large' };
+    const built = await this.fromDatabase(organizationId, entry, identity);
+    return built === ELSEWHERE ? { identity, lane: 'small' } : { identity, built, lane: 'small' };
   }
 
-  /** The organization's snapshot read from the database, by this instance or another (issue 28). */
+  /**
+   * The organization's build from the database in `lane`. Issue 29: while another instance
+   * builds it, this one waits outside its lanes and tries again every SAVED_FILE_POLL_MS (the
+   * file read back, or the lock taken), so that the wait holds back none of this instance's other
+   * builds: waiting in the lane, it held back this instance's builds of every other organization
+   * for as long as the other instance's build took (docs/architecture.md, "Cold start").
+   */
+  private async fromDatabaseIn(
+    lane: LaneName,
+    organizationId: string,
+    entry: Entry,
+    identity: string | undefined,
+  ): Promise<Built | undefined> {
+    // A small organization's first try was in readBackOrLane: it comes back after a pause.
+    let pause = lane === 'small';
+    for (;;) {
+      if (pause) await new Promise((resolve) => setTimeout(resolve, SAVED_FILE_POLL_MS));
+      pause = true;
+      if (this.entries.get(organizationId) !== entry || this.stopping.signal.aborted) return undefined;
+      const built = await this.lanes[lane].run(async () =>
+        this.entries.get(organizationId) === entry
+          ? this.fromDatabase(organizationId, entry, identity)
+          : undefined,
+      );
+      if (built !== ELSEWHERE) return built;
+    }
+  }
+
+  /**
+   * The organization's snapshot read from the database, by this instance or another (issue 28);
+   * ELSEWHERE: another instance is building it, not saved yet.
+   */
   private async fromDatabase(
     organizationId: string,
     entry: Entry,
     identity: string | undefined,
-  ): Promise<Built> {
+  ): Promise<Built | typeof ELSEWHERE> {
     return this.buildsAmongInstances(identity)
       ? this.buildAmongInstances(organizationId, entry, identity as string)
       : { result: await this.read(organizationId, entry), loaded: false };
@@ -716,31 +751,31 @@ export class ColumnarReportEngine implements ReportEngine {
    * Issue 28, several instances (docs/architecture.md, "Cold start"): the instance that takes the
    * organization's advisory lock builds and saves before letting it go; the others read the saved
    * file as soon as it is there, and build only once the lock is theirs and still no file is (its
-   * holder failed, or died: a transaction's lock goes with its session).
+   * holder failed, or died: a transaction's lock goes with its session). One try: ELSEWHERE while
+   * another instance holds the lock and its file is not there yet (fromDatabaseIn tries again).
    */
-  private async buildAmongInstances(organizationId: string, entry: Entry, identity: string): Promise<Built> {
-    for (;;) {
-      const built = await this.db.transaction(async (tx) => {
-        const [lock] = await tx.query<{ held: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS held', [
-          BUILD_LOCK,
-          Number(BigInt(organizationId) % 2_147_483_647n),
-        ]);
-        if (!lock?.held) return undefined;
-        const saved = await this.load(organizationId); // by the holder before this one
-        if (saved) return { result: saved, loaded: true };
-        const result = await this.read(organizationId, entry);
-        if (!result || 'reason' in result) return { result, loaded: false };
-        result.identity = identity;
-        await this.save(organizationId, result); // before the lock goes: the others wait for it
-        return { result, loaded: false, saved: true };
-      });
-      if (built) return built;
-      await new Promise((resolve) => setTimeout(resolve, SAVED_FILE_POLL_MS));
-      if (this.entries.get(organizationId) !== entry || this.stopping.signal.aborted)
-        return { result: undefined, loaded: false };
-      const saved = await this.load(organizationId);
+  private async buildAmongInstances(
+    organizationId: string,
+    entry: Entry,
+    identity: string,
+  ): Promise<Built | typeof ELSEWHERE> {
+    const built = await this.db.transaction(async (tx) => {
+      const [lock] = await tx.query<{ held: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS held', [
+        BUILD_LOCK,
+        Number(BigInt(organizationId) % 2_147_483_647n),
+      ]);
+      if (!lock?.held) return undefined;
+      const saved = await this.load(organizationId); // by the holder before this one
       if (saved) return { result: saved, loaded: true };
-    }
+      const result = await this.read(organizationId, entry);
+      if (!result || 'reason' in result) return { result, loaded: false };
+      result.identity = identity;
+      await this.save(organizationId, result); // before the lock goes: the others wait for it
+      return { result, loaded: false, saved: true };
+    });
+    if (built) return built;
+    const saved = await this.load(organizationId);
+    return saved ? { result: saved, loaded: true } : ELSEWHERE;
   }
 
   /** The organization's saved snapshot, if there is one to trust (src/metrics/columnar/persist.ts). */
