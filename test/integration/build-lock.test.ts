@@ -3,6 +3,9 @@
 // REPORT_SNAPSHOT_DIR, build it once: the one holding the organization's advisory lock builds and
 // saves, the other reads the saved file. Both are held at their first read of the orders by a
 // real lock on the table until both have started, so that neither finds the other's file by luck.
+// Issue 29: while another instance builds an organization (its advisory lock held, here by the
+// test's own session as that instance's build holds it), this instance's builds of the others go
+// on: the wait for the other instance's file holds back no lane.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,6 +13,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { createOrganization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
+import {
+  BUILD_LOCK,
+  ColumnarReportEngine,
+  type SnapshotEvent,
+} from '../../src/metrics/columnar/columnar-engine.js';
+import { SqlReportEngine } from '../../src/metrics/engine.js';
 import { engine, openTestDatabase, TEST_SECRET_KEY, type TestDatabase } from '../helpers/database.js';
 import { startServer, type ServerProcess } from '../helpers/processes.js';
 
@@ -86,5 +95,61 @@ if (onPostgres)
       assert.deepEqual(events().sort(), ['built', 'loaded']);
     } finally {
       await Promise.all(servers.map((server) => server.stop()));
+    }
+  });
+
+if (onPostgres)
+  test('issue 29: while another instance builds one organization, this one builds the others without waiting for it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-build-lock-29-'));
+    const [held, small] = (await Promise.all(
+      ['Tenue ailleurs', 'Petite'].map(async (name) => {
+        const id = (await createOrganization(database.db, { name })).id;
+        const orders = Array.from({ length: 20 }, (_, n) => ({
+          store: 'https://b.example',
+          id: `${name.slice(0, 1)}${n}`,
+          created_at: new Date(Date.UTC(2025, 0, 1) + n * 60_000).toISOString(),
+          status: 'completed',
+          customer_email: `client${n}@example.com`,
+          items: 1,
+          total: '10.00',
+        }));
+        assert.ok(!(await importOrderRecords(database.db, id, orders)).refused);
+        return id;
+      }),
+    )) as [string, string];
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+      memoryBudgetBytes: 64 * 1024 ** 2,
+      snapshotDir: dir,
+      onEvent: (event) => events.push(event),
+    });
+    // Another instance's build of `held` under way: its advisory lock, held until release().
+    let release = () => {};
+    let locked = () => {};
+    const taken = new Promise<void>((resolve) => (locked = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const lock = database.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1, $2)', [BUILD_LOCK, Number(held)]);
+      locked();
+      await released;
+    });
+    await taken;
+    const built = (id: string) =>
+      events.some((e) => (e.event === 'built' || e.event === 'loaded') && e.organizationId === id);
+    try {
+      const waitingForHeld = columnar.prepare(held); // first in this instance's small lane
+      // Waiting in the lane (the old code) it would wait as long as the lock: at most 10 s here.
+      await Promise.race([columnar.prepare(small), new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      assert.ok(built(small), 'the small organization built while the other instance builds `held`');
+      assert.ok(!built(held), '`held` waits for the other instance');
+      release();
+      await lock;
+      await waitingForHeld;
+      assert.ok(built(held), 'built here once the other instance let go without a file');
+    } finally {
+      release();
+      await lock;
+      await columnar.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -11,11 +11,11 @@ import { createOrganization } from '../../src/domain/organizations.js';
 import { isAppError } from '../../src/errors.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { newProgress } from '../../src/metrics/columnar/build-progress.js';
-import { buildSnapshot } from '../../src/metrics/columnar/build-snapshot.js';
+import { buildSnapshot, type SnapshotSource } from '../../src/metrics/columnar/build-snapshot.js';
 import { ColdStart } from '../../src/metrics/columnar/cold-start.js';
 import { BYTES_PER_LINE } from '../../src/metrics/columnar/line-columns.js';
 import { expectedSnapshotSize } from '../../src/metrics/columnar/snapshot-size.js';
-import { BYTES_PER_ORDER } from '../../src/metrics/columnar/snapshot.js';
+import { BYTES_PER_CUSTOMER, BYTES_PER_ORDER } from '../../src/metrics/columnar/snapshot.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine } from '../../src/metrics/engine.js';
 import { NO_EXTENSIONS } from '../../src/query/parse.js';
@@ -254,7 +254,8 @@ describe('issue 28: cold answers and background preparation', () => {
     assert.deepEqual(size, {
       orders: 200,
       lines: 2000,
-      bytes: 200 * (BYTES_PER_ORDER + 4) + 2000 * BYTES_PER_LINE,
+      customers: 50,
+      bytes: 200 * (BYTES_PER_ORDER + 4) + 2000 * BYTES_PER_LINE + 50 * BYTES_PER_CUSTOMER,
     });
     const events: SnapshotEvent[] = [];
     const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
@@ -289,5 +290,63 @@ describe('issue 28: cold answers and background preparation', () => {
     const fitting = await buildSnapshot(database.db, withLines, { maxBytes: size.bytes, progress });
     assert.ok(fitting && !('reason' in fitting), 'it fits to the byte');
     assert.deepEqual([progress.expected, progress.read], [2200, 2200]);
+  });
+
+  test('issue 29: the estimate before a build counts the customers’ keys: not under the snapshot of 2,000 one-order customers', async () => {
+    const id = (await createOrganization(database.db, { name: 'Clients' })).id;
+    const orders = Array.from({ length: 2000 }, (_, n) => ({
+      ...order('cli', n),
+      customer_email: `c${n}@x.example`,
+    }));
+    assert.ok(!(await importOrderRecords(database.db, id, orders)).refused);
+    const size = await expectedSnapshotSize(database.db, id);
+    const built = await buildSnapshot(database.db, id, { maxBytes: MEMORY });
+    assert.ok(built && !('reason' in built));
+    // Orders alone: 104,000 bytes, for a snapshot of 306,472 (the warm-up overshot REPORT_MEMORY_MB).
+    assert.ok(
+      size.bytes >= built.bytes && size.bytes <= 1.3 * built.bytes,
+      `estimate ${size.bytes} B, snapshot ${built.bytes} B`,
+    );
+    assert.equal(size.customers, 2000);
+  });
+
+  test('issue 29: at start an organization without a saved snapshot has its rows counted once (memory check, lane, build)', async () => {
+    const counts = new Map<string, number>();
+    const db = database.db;
+    const recorded: SnapshotSource = {
+      engine: db.engine,
+      copyOut: (sql, onData) => db.copyOut(sql, onData),
+      transaction: (work) => db.transaction(work),
+      query: (sql, params, options) => {
+        if (sql.includes('count(*)') && /FROM orders WHERE organization_id = \$1/.test(sql)) {
+          const id = String(params?.[0]);
+          counts.set(id, (counts.get(id) ?? 0) + 1);
+        }
+        return db.query(sql, params, options);
+      },
+    };
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(recorded, new SqlReportEngine(db), {
+      memoryBudgetBytes: MEMORY,
+      largeBuildRows: 1000, // `busy` (4,000 orders) in the large lane, the others in the small one
+      onEvent: (event) => events.push(event),
+    });
+    const cold = new ColdStart(recorded, columnar, { intervalMs: 60_000, memoryBudgetBytes: MEMORY });
+    const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM organizations')) as [
+      { n: number },
+    ];
+    const built = () => events.filter((e) => e.event === 'built').map((e) => e.organizationId);
+    cold.start();
+    try {
+      for (let waited = 0; built().length < n; waited += 20) {
+        assert.ok(waited < 30_000, `built: ${built().join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      cold.stop();
+    }
+    assert.ok(built().includes(busy));
+    for (const id of built())
+      assert.equal(counts.get(id), 1, `organization ${id}: counted ${counts.get(id)} times`);
   });
 });

@@ -4,12 +4,18 @@
 // last minute) and the idle age of the next to leave. Three organizations, room for two: used
 // A, B, A, then C asked → B leaves, not A (A is answered from its snapshot, no build). After a
 // restart, the start's preparation (most recently used first) leaves the recency order of real
-// use: A used last, then B, then C; memory short → B leaves, not A (the first one prepared). Real
-// engine, real HTTP, the real /metrics listener.
+// use: A used last, then B, then C; memory short → B leaves, not A (the first one prepared). A
+// rebuild (a delta too large to apply) is no use either: D used, then E, then D rebuilt in the
+// background, then F asked → D leaves, not E. Real engine, real HTTP, the real /metrics listener.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import { importOrderRecords } from '../../src/ingest/import.js';
+import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
+import { SqlReportEngine } from '../../src/metrics/engine.js';
+import { NO_EXTENSIONS } from '../../src/query/parse.js';
+import { planReport } from '../../src/query/plan.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { freePort } from '../helpers/processes.js';
 import { orderLine } from '../helpers/orders.js';
@@ -210,5 +216,51 @@ describe('snapshot eviction order and its metrics (issue 29, item 3)', () => {
       1,
       'one eviction: B',
     );
+  });
+
+  test('a rebuild (a delta too large) keeps the organization’s place: D used, then E, D rebuilt, then F asked → D leaves, not E', async () => {
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(service.db, new SqlReportEngine(service.db), {
+      memoryBudgetBytes: MEMORY_MB * 1024 ** 2,
+      maxDeltaOrders: 1, // a delta of more than a tenth of the snapshot's 3,000 orders rebuilds
+      buildWaitMs: 30_000,
+      onEvent: (event) => events.push(event),
+    });
+    const id: Record<string, string> = {};
+    for (const name of ['D', 'E', 'F']) id[name] = (await service.addOrganization(name, orders(name))).org.id;
+    const use = async (name: string) => {
+      const plan = planReport(
+        {
+          dimensions: [],
+          metrics: ['orders'],
+          from: '2025-01-01',
+          to: '2025-12-31',
+          timezone: 'UTC',
+          limit: 10,
+          ...NO_EXTENSIONS,
+        },
+        { id: id[name] as string, settings: { excludedStatuses: [], deductions: [] } },
+      );
+      return (await columnar.run(plan)).rows[0]?.orders;
+    };
+    const built = (name: string) =>
+      events.filter((e) => e.event === 'built' && e.organizationId === id[name]).length;
+    await use('D');
+    await use('E');
+    assert.deepEqual([built('D'), built('E'), await use('D'), await use('E')], [1, 1, 3000, 3000]);
+    // 400 orders more for D: too many for a delta; the background preparation rebuilds it.
+    const more = orders('D')
+      .slice(0, 400)
+      .map((o) => ({ ...o, id: `more-${o.id}` }));
+    assert.ok(!(await importOrderRecords(service.db, id.D as string, more)).refused);
+    await columnar.prepare(id.D as string);
+    for (let waited = 0; built('D') < 2; waited += 20) {
+      assert.ok(waited < 30_000, 'D rebuilt');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(columnar.heldOrders(id.D as string), 3400);
+    assert.equal(await use('F'), 3000); // built, with room made for it
+    const evicted = events.filter((e) => e.event === 'evicted').map((e) => e.organizationId);
+    assert.deepEqual(evicted, [id.D], 'D, used before E and only rebuilt since, leaves first');
   });
 });

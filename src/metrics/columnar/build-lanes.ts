@@ -4,9 +4,10 @@
 // build starts in the small lane, where a saved file is read back first (a restart's read-back
 // waits for no count: issue 19's "the first request waits for the file"); only a build from the
 // database counts the organization's rows, and one of more than `largeBuildRows` goes on in the
-// large lane, letting the small lane go. docs/operations.md, "Fair under load".
-import type { Database } from '../../db/database.js';
-import { expectedSnapshotSize } from './snapshot-size.js';
+// large lane, letting the small lane go; that count is the one its build then goes by (and the
+// start's memory check's, when it counted: the engine's `counted`), taken once. docs/operations.md,
+// "Fair under load".
+import type { SnapshotSize } from './snapshot-size.js';
 
 /** Orders and lines beyond which a build from the database takes the large lane (REPORT_LARGE_BUILD_ROWS). */
 export const LARGE_BUILD_ROWS = 200_000;
@@ -23,15 +24,9 @@ export class BuildLane {
 }
 
 /**
- * Whether the organization's build from the database belongs in the large lane: its orders and
- * lines counted now (index-only, a few milliseconds for a small organization); small if they
- * cannot be counted.
+ * Whether a build from the database of an organization of this size belongs in the large lane;
+ * small if it could not be counted.
  */
-export async function buildsInLargeLane(
-  db: Pick<Database, 'engine' | 'query'>,
-  organizationId: string,
-  largeBuildRows: number,
-): Promise<boolean> {
-  const size = await expectedSnapshotSize(db, organizationId).catch(() => undefined);
+export function inLargeLane(size: SnapshotSize | undefined, largeBuildRows: number): boolean {
   return size !== undefined && size.orders + size.lines > largeBuildRows;
 }

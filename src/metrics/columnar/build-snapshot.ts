@@ -31,7 +31,7 @@ import {
 } from './order-columns.js';
 import { OrderKeys } from './order-keys.js';
 import { BYTES_PER_ORDER } from './snapshot.js';
-import { expectedSnapshotSize } from './snapshot-size.js';
+import { sizeForBuild, type SnapshotSize } from './snapshot-size.js';
 import { byPages, DEFAULT_CHUNK_ROWS, tidRange, type Pages } from './page-statements.js';
 
 /** What a snapshot is read from: the database's SQL and its COPY output. */
@@ -49,6 +49,8 @@ export interface BuildOptions {
   readonly chunkRows?: number;
   /** Filled in as the build reads (issue 28: the Retry-After of a report that cannot wait). */
   readonly progress?: BuildProgress;
+  /** The organization's rows counted just before (issue 29: counted once, sizeForBuild). */
+  readonly counted?: SnapshotSize;
 }
 
 /** What a build reads from one table: its rows of the organization, as binary COPY fields. */
@@ -99,7 +101,7 @@ export async function buildSnapshot(
   live.readAt = Number(organization.now);
   // Orders and lines counted: the snapshot's bytes checked before reading (lines are more than
   // half of it at 2.5 an order), and the build's progress counted in rows of both.
-  const size = await expectedSnapshotSize(db, organizationId, chunkRows);
+  const size = await sizeForBuild(db, organizationId, chunkRows, options.counted);
   const expected = size.orders;
   if (options.progress) options.progress.expected = size.orders + size.lines;
   const maxOrders = Math.floor(options.maxBytes / BYTES_PER_ORDER);

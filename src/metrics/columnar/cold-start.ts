@@ -9,7 +9,7 @@
 // between pieces (build-snapshot.ts). docs/architecture.md, "Cold start".
 import type { SnapshotSource } from './build-snapshot.js';
 import type { ColumnarReportEngine } from './columnar-engine.js';
-import { expectedSnapshotSize } from './snapshot-size.js';
+import { expectedSnapshotSize, type SnapshotSize } from './snapshot-size.js';
 
 export interface ColdStartOptions {
   /** REPORT_WARM_INTERVAL_MS: how often data versions are looked at. */
@@ -69,8 +69,12 @@ export class ColdStart {
         this.seen.set(id, version);
         if (!first && !changed) continue;
         const held = this.engine.heldVersion(id);
-        if (held !== undefined ? held !== version : !this.options.heldOnly && (await this.fits(id)))
-          await this.engine.prepare(id);
+        if (held !== undefined) {
+          if (held !== version) await this.engine.prepare(id);
+        } else if (!this.options.heldOnly) {
+          const room = await this.room(id);
+          if (room.fits) await this.engine.prepare(id, room.counted);
+        }
       }
     } catch (error) {
       this.options.onError?.(error);
@@ -81,14 +85,15 @@ export class ColdStart {
   }
 
   /**
-   * Whether the organization's snapshot, orders and lines, fits the memory left, evicting nobody:
-   * weighed by its saved file when it has one (read back at once, no count before it), else by
-   * its rows counted.
+   * Whether the organization's snapshot, orders, lines and customers, fits the memory left,
+   * evicting nobody: weighed by its saved file when it has one (read back at once, no count before
+   * it), else by its rows counted, a count its build then goes by (issue 29: counted once).
    */
-  private async fits(organizationId: string): Promise<boolean> {
-    const bytes =
-      (await this.engine.savedBytes(organizationId)) ??
-      (await expectedSnapshotSize(this.db, organizationId)).bytes;
-    return this.engine.memoryInUse + bytes <= this.options.memoryBudgetBytes;
+  private async room(organizationId: string): Promise<{ fits: boolean; counted?: SnapshotSize }> {
+    const fits = (bytes: number) => this.engine.memoryInUse + bytes <= this.options.memoryBudgetBytes;
+    const saved = await this.engine.savedBytes(organizationId);
+    if (saved !== undefined) return { fits: fits(saved) };
+    const counted = await expectedSnapshotSize(this.db, organizationId);
+    return { fits: fits(counted.bytes), counted };
   }
 }

@@ -17,7 +17,7 @@ import type { ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRows } from '../engine.js';
 import { AppError } from '../../errors.js';
 import { newProgress, secondsLeft, type BuildProgress } from './build-progress.js';
-import { BuildLane, buildsInLargeLane, LARGE_BUILD_ROWS } from './build-lanes.js';
+import { BuildLane, inLargeLane, LARGE_BUILD_ROWS } from './build-lanes.js';
 import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-snapshot.js';
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
 import { readDelta, REBUILD } from './delta.js';
@@ -27,6 +27,7 @@ import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
 import { identityOf, loadSnapshot, removeLeftoverSaves, savedFileBytes, saveSnapshot } from './persist.js';
 import { BYTES_PER_ORDER, heldOrders, type Snapshot } from './snapshot.js';
+import { expectedSnapshotSize, type SnapshotSize } from './snapshot-size.js';
 import { reportAnswers } from '../../observability/metrics.js';
 
 export type SnapshotEvent =
@@ -139,6 +140,8 @@ interface Entry {
   savedAt: number;
   /** When a report last used its snapshot (or it was admitted), performance.now(). */
   usedAt?: number;
+  /** The organization's rows as last counted for its build, and when (issue 29: counted once). */
+  counted?: { readonly size: SnapshotSize; readonly at: number };
 }
 
 /**
@@ -159,11 +162,18 @@ const LOAD_WAIT_MS = 15_000;
  * organization's snapshot (the second is the organization's id), and how often the others look
  * for the file it saves.
  */
-const BUILD_LOCK = 28_028;
+export const BUILD_LOCK = 28_028;
 const SAVED_FILE_POLL_MS = 250;
 
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
 const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
+
+/**
+ * Issue 29: a count of the organization's rows this recent is the one its build goes by, not
+ * taken again (a second on a million orders, embedded); an older one (a build that waited in the
+ * large lane) is taken again.
+ */
+const COUNT_KEPT_MS = 60_000;
 
 /** Issue 28: a report refused while its organization's snapshot builds, told when to come back. */
 function buildingError(progress: BuildProgress | undefined): AppError {
@@ -183,6 +193,12 @@ interface Built {
   readonly saved?: boolean;
 }
 
+/** Build lanes (build-lanes.ts). */
+type LaneName = 'small' | 'large';
+
+/** A build from the database that another instance holds (its advisory lock), its file not saved yet. */
+const ELSEWHERE = Symbol('built elsewhere');
+
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
 
 /** What `promise` resolves to within `ms`, else false. */
@@ -201,7 +217,7 @@ export class ColumnarReportEngine implements ReportEngine {
   private readonly entries = new Map<string, Entry>();
   private usedBytes = 0;
   /** One build at a time in each lane: they share the machine with the requests (build-lanes.ts). */
-  private readonly lanes = { small: new BuildLane(), large: new BuildLane() };
+  private readonly lanes: Record<LaneName, BuildLane> = { small: new BuildLane(), large: new BuildLane() };
   private readonly paths: ExecutionPaths;
   private readonly dayBuckets = new LRUCache<string, Promise<DayBuckets | undefined>>({ max: 64 });
 
@@ -338,8 +354,8 @@ export class ColumnarReportEngine implements ReportEngine {
    * Issue 28: brings the organization's snapshot to its current data version in the background
    * (a build, its saved file read back, or a delta), resolving when that is done.
    */
-  async prepare(organizationId: string): Promise<void> {
-    await this.snapshotAt(organizationId, 0, false);
+  async prepare(organizationId: string, counted?: SnapshotSize): Promise<void> {
+    await this.snapshotAt(organizationId, 0, false, counted);
     const entry = this.entries.get(organizationId);
     await entry?.building;
     await entry?.updating;
@@ -397,12 +413,13 @@ export class ColumnarReportEngine implements ReportEngine {
 
   /**
    * currentSnapshot; `asked`: false for a background preparation, whose new snapshot enters the
-   * recency order as the least recently used (placeUnasked).
+   * recency order as the least recently used (placeUnasked); `counted`: its rows, just counted.
    */
   private async snapshotAt(
     organizationId: string,
     waitMs: number,
     asked: boolean,
+    counted?: SnapshotSize,
   ): Promise<Snapshot | undefined> {
     const [row] = await this.db.query<{ data_version: string }>(
       'SELECT data_version FROM organizations WHERE id = $1',
@@ -419,6 +436,7 @@ export class ColumnarReportEngine implements ReportEngine {
     if (!entry || (!entry.building && !entry.live)) {
       this.drop(organizationId); // a refusal at an older version: try again
       entry = { version, bytes: 0, queue: Promise.resolve(), savedAt: 0 };
+      if (counted) entry.counted = { size: counted, at: performance.now() };
       if (asked) this.entries.set(organizationId, entry);
       else this.placeUnasked(organizationId, entry);
       entry.building = this.build(organizationId, entry);
@@ -543,11 +561,19 @@ export class ColumnarReportEngine implements ReportEngine {
     return next;
   }
 
-  /** Drops the organization's snapshot and builds it again in the background (SQL answers meanwhile). */
+  /**
+   * Drops the organization's snapshot and builds it again in the background (SQL answers
+   * meanwhile). Issue 29, item 3: a rebuild is no use, so the organization keeps its place in the
+   * recency order and its last use (the new entry replaces the old one where it stands): moved to
+   * the most recently used end, a delta too large made an organization nobody asked for outlast
+   * the ones in use.
+   */
   private rebuild(organizationId: string): void {
-    this.drop(organizationId);
+    const old = this.entries.get(organizationId);
+    if (old) this.usedBytes -= old.bytes;
     const entry: Entry = { version: '0', bytes: 0, queue: Promise.resolve(), savedAt: 0 };
-    this.entries.set(organizationId, entry);
+    if (old?.usedAt !== undefined) entry.usedAt = old.usedAt;
+    this.entries.set(organizationId, entry); // Map.set on a key held keeps its place
     entry.building = this.build(organizationId, entry);
   }
 
@@ -583,12 +609,7 @@ export class ColumnarReportEngine implements ReportEngine {
       const first = await this.lanes.small.run(() => this.readBackOrLane(organizationId, entry));
       if (!first) return; // superseded while queued
       const shared =
-        first.built ??
-        (await this.lanes.large.run(async () =>
-          this.entries.get(organizationId) === entry
-            ? this.fromDatabase(organizationId, entry, first.identity)
-            : undefined,
-        ));
+        first.built ?? (await this.fromDatabaseIn(first.lane, organizationId, entry, first.identity));
       if (!shared) return;
       const { result } = shared;
       const loaded = shared.loaded ? result : undefined;
@@ -625,12 +646,13 @@ export class ColumnarReportEngine implements ReportEngine {
   /**
    * In the small lane: the saved file read back (requests wait for it: entry.loading), else, for
    * a small organization, its build from the database; undefined: not for this entry any more.
-   * `built` undefined: the organization is large, and its build waits in the large lane.
+   * `built` undefined: the build goes on in `lane` (the large one for a large organization; the
+   * small one again, later, for a small one that another instance is building).
    */
   private async readBackOrLane(
     organizationId: string,
     entry: Entry,
-  ): Promise<{ identity: string | undefined; built?: Built } | undefined> {
+  ): Promise<{ identity: string | undefined; built?: Built; lane: LaneName } | undefined> {
     if (this.entries.get(organizationId) !== entry) return undefined;
     const reading = (async () => {
       const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
@@ -642,28 +664,80 @@ export class ColumnarReportEngine implements ReportEngine {
       () => false, // the failure is the build's, in build()
     );
     const { identity, loaded } = await reading.finally(() => (entry.loading = undefined));
-    if (loaded) return { identity, built: { result: loaded, loaded: true } };
+    if (loaded) return { identity, built: { result: loaded, loaded: true }, lane: 'small' };
     const largeRows = this.options.largeBuildRows ?? LARGE_BUILD_ROWS;
-    if (await buildsInLargeLane(this.db, organizationId, largeRows)) return { identity };
-    return { identity, built: await this.fromDatabase(organizationId, entry, identity) };
+    if (inLargeLane(await this.countFor(organizationId, entry), largeRows))
+      return { identity, lane: 'large' };
+    const built = await this.fromDatabase(organizationId, entry, identity);
+    return built === ELSEWHERE ? { identity, lane: 'small' } : { identity, built, lane: 'small' };
   }
 
-  /** The organization's snapshot read from the database, by this instance or another (issue 28). */
+  /**
+   * The organization's build from the database in `lane`. Issue 29: while another instance
+   * builds it, this one waits outside its lanes and tries again every SAVED_FILE_POLL_MS (the
+   * file read back, or the lock taken), so that the wait holds back none of this instance's other
+   * builds: waiting in the lane, it held back this instance's builds of every other organization
+   * for as long as the other instance's build took (docs/architecture.md, "Cold start").
+   */
+  private async fromDatabaseIn(
+    lane: LaneName,
+    organizationId: string,
+    entry: Entry,
+    identity: string | undefined,
+  ): Promise<Built | undefined> {
+    // A small organization's first try was in readBackOrLane: it comes back after a pause.
+    let pause = lane === 'small';
+    for (;;) {
+      if (pause) await new Promise((resolve) => setTimeout(resolve, SAVED_FILE_POLL_MS));
+      pause = true;
+      if (this.entries.get(organizationId) !== entry || this.stopping.signal.aborted) return undefined;
+      const built = await this.lanes[lane].run(async () =>
+        this.entries.get(organizationId) === entry
+          ? this.fromDatabase(organizationId, entry, identity)
+          : undefined,
+      );
+      if (built !== ELSEWHERE) return built;
+    }
+  }
+
+  /**
+   * The organization's snapshot read from the database, by this instance or another (issue 28);
+   * ELSEWHERE: another instance is building it, not saved yet.
+   */
   private async fromDatabase(
     organizationId: string,
     entry: Entry,
     identity: string | undefined,
-  ): Promise<Built> {
+  ): Promise<Built | typeof ELSEWHERE> {
     return this.buildsAmongInstances(identity)
       ? this.buildAmongInstances(organizationId, entry, identity as string)
       : { result: await this.read(organizationId, entry), loaded: false };
   }
 
+  /**
+   * The organization's rows for its lane and its build: the count taken for it lately (by the
+   * start's memory check, or here), else counted now; undefined if they cannot be counted.
+   */
+  private async countFor(organizationId: string, entry: Entry): Promise<SnapshotSize | undefined> {
+    const kept = this.keptCount(entry);
+    if (kept) return kept;
+    const size = await expectedSnapshotSize(this.db, organizationId).catch(() => undefined);
+    if (size) entry.counted = { size, at: performance.now() };
+    return size;
+  }
+
+  private keptCount(entry: Entry): SnapshotSize | undefined {
+    const counted = entry.counted;
+    return counted && performance.now() - counted.at <= COUNT_KEPT_MS ? counted.size : undefined;
+  }
+
   /** The organization's snapshot read from the database. */
   private read(organizationId: string, entry: Entry): Promise<LiveSnapshot | Unsupported | undefined> {
+    const counted = this.keptCount(entry);
     return buildSnapshot(this.db, organizationId, {
       maxBytes: this.options.memoryBudgetBytes,
       ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
+      ...(counted ? { counted } : {}),
       progress: (entry.progress = newProgress()),
     });
   }
@@ -677,31 +751,31 @@ export class ColumnarReportEngine implements ReportEngine {
    * Issue 28, several instances (docs/architecture.md, "Cold start"): the instance that takes the
    * organization's advisory lock builds and saves before letting it go; the others read the saved
    * file as soon as it is there, and build only once the lock is theirs and still no file is (its
-   * holder failed, or died: a transaction's lock goes with its session).
+   * holder failed, or died: a transaction's lock goes with its session). One try: ELSEWHERE while
+   * another instance holds the lock and its file is not there yet (fromDatabaseIn tries again).
    */
-  private async buildAmongInstances(organizationId: string, entry: Entry, identity: string): Promise<Built> {
-    for (;;) {
-      const built = await this.db.transaction(async (tx) => {
-        const [lock] = await tx.query<{ held: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS held', [
-          BUILD_LOCK,
-          Number(BigInt(organizationId) % 2_147_483_647n),
-        ]);
-        if (!lock?.held) return undefined;
-        const saved = await this.load(organizationId); // by the holder before this one
-        if (saved) return { result: saved, loaded: true };
-        const result = await this.read(organizationId, entry);
-        if (!result || 'reason' in result) return { result, loaded: false };
-        result.identity = identity;
-        await this.save(organizationId, result); // before the lock goes: the others wait for it
-        return { result, loaded: false, saved: true };
-      });
-      if (built) return built;
-      await new Promise((resolve) => setTimeout(resolve, SAVED_FILE_POLL_MS));
-      if (this.entries.get(organizationId) !== entry || this.stopping.signal.aborted)
-        return { result: undefined, loaded: false };
-      const saved = await this.load(organizationId);
+  private async buildAmongInstances(
+    organizationId: string,
+    entry: Entry,
+    identity: string,
+  ): Promise<Built | typeof ELSEWHERE> {
+    const built = await this.db.transaction(async (tx) => {
+      const [lock] = await tx.query<{ held: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS held', [
+        BUILD_LOCK,
+        Number(BigInt(organizationId) % 2_147_483_647n),
+      ]);
+      if (!lock?.held) return undefined;
+      const saved = await this.load(organizationId); // by the holder before this one
       if (saved) return { result: saved, loaded: true };
-    }
+      const result = await this.read(organizationId, entry);
+      if (!result || 'reason' in result) return { result, loaded: false };
+      result.identity = identity;
+      await this.save(organizationId, result); // before the lock goes: the others wait for it
+      return { result, loaded: false, saved: true };
+    });
+    if (built) return built;
+    const saved = await this.load(organizationId);
+    return saved ? { result: saved, loaded: true } : ELSEWHERE;
   }
 
   /** The organization's saved snapshot, if there is one to trust (src/metrics/columnar/persist.ts). */

@@ -1,18 +1,25 @@
 // What an organization's snapshot will take before it is built (issue 27, item 6): its orders'
 // columns and, since section 15, its lines' — 24 bytes a line and the 4 of each order's line start.
 // At 2.5 lines an order the lines are more than half of the snapshot: counting orders alone
-// (BYTES_PER_ORDER) let the background preparation start builds that could not fit.
+// (BYTES_PER_ORDER) let the background preparation start builds that could not fit. Issue 29:
+// and its customers' keys (BYTES_PER_CUSTOMER), a third of a snapshot of one-order customers
+// without lines, which the start's preparation left out and so went past REPORT_MEMORY_MB.
 import type { Database } from '../../db/database.js';
 import { byPages, DEFAULT_CHUNK_ROWS, tidRange } from './page-statements.js';
 import { BYTES_PER_LINE } from './line-columns.js';
-import { BYTES_PER_ORDER } from './snapshot.js';
+import { BYTES_PER_CUSTOMER, BYTES_PER_ORDER } from './snapshot.js';
 
 /** An order's share of its part's `lineStart` (freshPart in snapshot.ts). */
 const LINE_START_BYTES = 4;
 
-/** Both counts in one statement, each an index-only range of the organization's key. */
+/**
+ * The counts in one statement, each an index-only range of the organization's key. Customers: one
+ * row each in customer_first_orders (U2), all but those with no counted order.
+ */
 const COUNTS = `SELECT (SELECT count(*) FROM orders WHERE organization_id = $1)::float8 AS orders,
-  (SELECT count(*) FROM order_lines WHERE organization_id = $1)::float8 AS lines`;
+  (SELECT count(*) FROM order_lines WHERE organization_id = $1)::float8 AS lines,
+  (SELECT count(*) FROM customer_first_orders WHERE organization_id = $1)::float8 AS customers`;
+const CUSTOMERS_COUNT = 'SELECT count(*)::float8 AS n FROM customer_first_orders WHERE organization_id = $1';
 
 const ORDERS_COUNT = 'SELECT count(*)::float8 AS n FROM orders WHERE organization_id = $1';
 const LINES_COUNT = 'SELECT count(*)::float8 AS n FROM order_lines l WHERE l.organization_id = $1';
@@ -40,7 +47,15 @@ async function linesByPages(
 export interface SnapshotSize {
   readonly orders: number;
   readonly lines: number;
+  readonly customers: number;
   readonly bytes: number;
+}
+
+/** The bytes of a snapshot of these rows: its orders' and lines' columns and its customers' keys. */
+export function snapshotBytes(orders: number, lines: number, customers: number): number {
+  return (
+    orders * (BYTES_PER_ORDER + LINE_START_BYTES) + lines * BYTES_PER_LINE + customers * BYTES_PER_CUSTOMER
+  );
 }
 
 /**
@@ -56,6 +71,7 @@ export async function expectedSnapshotSize(
 ): Promise<SnapshotSize> {
   let orders: number;
   let lines: number;
+  let customers: number;
   if (db.engine === 'embedded') {
     const [row] = await db.query<{ n: number }>(ORDERS_COUNT, [organizationId]);
     orders = Number(row?.n ?? 0);
@@ -63,9 +79,39 @@ export async function expectedSnapshotSize(
       orders > chunkRows
         ? await linesByPages(db, organizationId, chunkRows)
         : await linesAtOnce(db, organizationId);
+    const [counted] = await db.query<{ n: number }>(CUSTOMERS_COUNT, [organizationId]);
+    customers = Number(counted?.n ?? 0);
   } else {
-    const [row] = await db.query<{ orders: number; lines: number }>(COUNTS, [organizationId]);
-    [orders, lines] = [Number(row?.orders ?? 0), Number(row?.lines ?? 0)];
+    const [row] = await db.query<{ orders: number; lines: number; customers: number }>(COUNTS, [
+      organizationId,
+    ]);
+    [orders, lines, customers] = [
+      Number(row?.orders ?? 0),
+      Number(row?.lines ?? 0),
+      Number(row?.customers ?? 0),
+    ];
   }
-  return { orders, lines, bytes: orders * (BYTES_PER_ORDER + LINE_START_BYTES) + lines * BYTES_PER_LINE };
+  return { orders, lines, customers, bytes: snapshotBytes(orders, lines, customers) };
+}
+
+/**
+ * The size a build goes by, after it has read its data version: `counted` when given (issue 29:
+ * the count the start's memory check or the lane's choice took moments before, not taken again:
+ * a second on a million orders), else counted now. Rows written since that count only grow the
+ * build's columns; but the lines are read at all only when the count saw some, so a count that
+ * saw none is checked again here (an empty range of the lines' index), lest lines written in
+ * between be missing from a snapshot labelled with their version (X1).
+ */
+export async function sizeForBuild(
+  db: Pick<Database, 'engine' | 'query'>,
+  organizationId: string,
+  chunkRows: number,
+  counted: SnapshotSize | undefined,
+): Promise<SnapshotSize> {
+  if (!counted) return expectedSnapshotSize(db, organizationId, chunkRows);
+  if (counted.lines > 0) return counted;
+  const lines = await linesAtOnce(db, organizationId);
+  return lines === 0
+    ? counted
+    : { ...counted, lines, bytes: snapshotBytes(counted.orders, lines, counted.customers) };
 }
