@@ -168,6 +168,11 @@ describe('snapshot eviction order and its metrics (issue 29, item 3)', () => {
          WHERE organization_id = $1`,
         [ids[name], minutes],
       );
+    const builds = (f: Families) =>
+      valueOf(f, 'sales_metrics_snapshot_builds_total', { outcome: 'built' }) +
+      valueOf(f, 'sales_metrics_snapshot_builds_total', { outcome: 'loaded' });
+    // Before the restart: a start reads saved files back before it listens (issue 28).
+    const start = await scrape();
     await service.app.close(); // the restart: a new process's engine, empty, on the same database
     const port = await freePort();
     restarted = await buildApp(
@@ -183,10 +188,6 @@ describe('snapshot eviction order and its metrics (issue 29, item 3)', () => {
     const address = restarted.server.address();
     baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
-    const builds = (f: Families) =>
-      valueOf(f, 'sales_metrics_snapshot_builds_total', { outcome: 'built' }) +
-      valueOf(f, 'sales_metrics_snapshot_builds_total', { outcome: 'loaded' });
-    const start = await scrape();
     // The preparation reads A, then B (C too, if its estimate fits; then B leaves already).
     for (let attempt = 0; builds(await scrape()) - builds(start) < 2; attempt++) {
       assert.ok(attempt < 400, 'the start prepared A and B');

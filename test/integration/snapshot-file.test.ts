@@ -4,7 +4,8 @@
 // caller builds the snapshot again), never trusted; and the first request after a restart waits
 // for the file rather than start an SQL answer (30 s at ten million orders). Issue 26, item 8: the
 // half-written file of a process killed during a save is removed at the next start (not a running
-// process's), and a stop drops a save in progress without leaving one.
+// process's), and a stop drops a save in progress without leaving one. Issue 28: a server reads
+// the saved file back before it listens; a damaged column or an index out of range is refused.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,6 +14,8 @@ import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { buildApp } from '../../src/app.js';
+import type { Config } from '../../src/config.js';
 import { createOrganization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { buildSnapshot } from '../../src/metrics/columnar/build-snapshot.js';
@@ -64,6 +67,20 @@ const orders = Array.from({ length: 300 }, (_, i) => ({
   refund_tax: '0',
   refund_shipping: '0',
 }));
+
+/** Where the named array starts in a saved file (the header lists them in order, each 8-byte aligned). */
+function columnAt(file: Buffer, name: string): number {
+  const json = file.readUInt32LE(8);
+  const header = JSON.parse(file.toString('utf8', 12, 12 + json)) as { arrays: [string, string, number][] };
+  const size = { f64: 8, i32: 4, u8: 1 } as Record<string, number>;
+  let at = 12 + json;
+  for (const [array, kind, length] of header.arrays) {
+    at += (8 - (at % 8)) % 8;
+    if (array === name) return at;
+    at += length * size[kind]!;
+  }
+  throw new Error(`no array ${name}`);
+}
 
 describe('snapshot files: read back without a copy, never trusted (issue 19)', () => {
   let database: TestDatabase;
@@ -214,6 +231,30 @@ describe('snapshot files: read back without a copy, never trusted (issue 19)', (
     }
   });
 
+  test('issue 28: a server reads the saved file back before it listens, so its first report finds the snapshot', async () => {
+    const lines: string[] = [];
+    const app = await buildApp(
+      // Over the test database's own configuration (its secret key is read when first used).
+      Object.create(database.config, {
+        reportSnapshotDir: { value: dir },
+        reportWarmIntervalMs: { value: 60_000 },
+      }) as Config,
+      { db: database.db, logger: { write: (line: string) => lines.push(line) } },
+    );
+    try {
+      await app.ready(); // what listen() waits for before it binds
+      const loaded = lines
+        .map((line) => JSON.parse(line) as { msg?: string; event?: string; organizationId?: string })
+        .filter((l) => l.msg === 'report snapshot' && l.event === 'loaded');
+      assert.deepEqual(
+        loaded.map((l) => l.organizationId),
+        [organizationId],
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
   test('another format version, a damaged byte or a file cut short is ignored', async () => {
     const saved = fs.readFileSync(file);
     const attempt = async (bytes: Buffer) => {
@@ -241,6 +282,15 @@ describe('snapshot files: read back without a copy, never trusted (issue 19)', (
       const damaged = Buffer.from(saved);
       damaged[saved.length - 100] = damaged[saved.length - 100]! ^ 0x10; // in the codes, past the columns
       assert.equal(await attempt(damaged), undefined);
+      // In an order's total (the columns, checksummed as they are read, issue 28): a wrong figure.
+      const total = columnAt(saved, 'total');
+      const wrongTotal = Buffer.from(saved);
+      wrongTotal[total] = wrongTotal[total]! ^ 0x01;
+      assert.equal(await attempt(wrongTotal), undefined);
+      // An order's attribute code past the codes, checksum right: the consistency checks refuse it.
+      const unknown = Buffer.from(saved);
+      unknown.writeInt32LE(1_000_000, columnAt(saved, 'attribute'));
+      assert.equal(await attempt(resealed(unknown)), undefined);
       assert.equal(await attempt(resealed(Buffer.from(saved.subarray(0, saved.length >> 1)))), undefined);
       assert.equal(await attempt(saved.subarray(0, 10)), undefined);
       // A header that says more bytes than the file holds, checksum right: still ignored.

@@ -301,7 +301,7 @@ export async function loadSnapshot(
   } catch {
     return undefined; // no file, or a header that is not JSON
   }
-  const header = data && (await verified(data, saved.identity, organizationId));
+  const header = data && verified(data, saved.identity, organizationId);
   if (!data || !header) return undefined;
   const [now] = await db.query<{ behind: boolean }>(
     `SELECT data_version < $2::bigint
@@ -323,6 +323,8 @@ export async function loadSnapshot(
 export interface FileBytes {
   readonly columns: Buffer;
   readonly rest: Buffer;
+  /** CRC-32 of the bytes before the digest, taken as they were read. */
+  readonly crc: number;
 }
 
 /** Where each array lies in the file, as the header says (not trusted: every place is checked). */
@@ -342,41 +344,65 @@ function layoutOf(
 
 const headerOf = (head: Buffer): Header => JSON.parse(head.toString('utf8')) as Header;
 
+/** Bytes read (and checksummed) per slice: the checksum of one slice runs while the next is read. */
+const READ_SLICE = 16 << 20;
+
+/**
+ * The file's bytes, and the CRC-32 of everything before its digest taken as they are read
+ * (issue 28: a second pass over 148 MB at a million orders was a third of the read-back).
+ */
 async function readFileBytes(file: string): Promise<FileBytes | undefined> {
   const handle = await fs.open(file, 'r');
   try {
     const { size } = await handle.stat();
-    const readInto = async (from: number, to: number): Promise<Buffer> => {
-      const data = Buffer.from(new ArrayBuffer(to - from));
-      for (let at = 0; at < data.length;) {
-        const { bytesRead } = await handle.read(data, at, Math.min(data.length - at, 1 << 30), from + at);
-        if (bytesRead === 0) throw new Error('snapshot file: shorter than its size');
-        at += bytesRead;
-      }
-      return data;
-    };
     const start = MAGIC.length + 4;
     if (size < start + DIGEST_BYTES) return undefined;
-    const jsonLength = (await readInto(0, start)).readUInt32LE(MAGIC.length);
+    const jsonLength = (await readRange(handle, 0, start)).readUInt32LE(MAGIC.length);
     if (start + jsonLength > size) return undefined;
-    const layout = layoutOf(headerOf(await readInto(start, start + jsonLength)), jsonLength);
+    const layout = layoutOf(headerOf(await readRange(handle, start, start + jsonLength)), jsonLength);
     const split = Math.min(layout.find((place) => place.name.includes('.'))?.at ?? size, size);
-    return { columns: await readInto(0, split), rest: await readInto(split, size) };
+    const summed = { crc: 0, end: size - DIGEST_BYTES };
+    const columns = await readRange(handle, 0, split, summed);
+    const rest = await readRange(handle, split, size, summed);
+    return { columns, rest, crc: summed.crc };
   } finally {
     await handle.close();
   }
 }
 
-async function verified(
-  data: FileBytes,
-  identity: string,
-  organizationId: string,
-): Promise<Header | undefined> {
+/**
+ * Bytes [from, to) of the file, in a buffer at offset 0 of its own ArrayBuffer; with `summed`,
+ * their CRC-32 (up to summed.end) added to it, each slice's while the next slice is read.
+ */
+async function readRange(
+  handle: fs.FileHandle,
+  from: number,
+  to: number,
+  summed?: { crc: number; readonly end: number },
+): Promise<Buffer> {
+  const data = Buffer.from(new ArrayBuffer(to - from));
+  const fill = async (at: number, end: number): Promise<void> => {
+    while (at < end) {
+      const { bytesRead } = await handle.read(data, at, end - at, from + at);
+      if (bytesRead === 0) throw new Error('snapshot file: shorter than its size');
+      at += bytesRead;
+    }
+  };
+  let reading = fill(0, Math.min(READ_SLICE, data.length));
+  for (let at = 0; at < data.length; at += READ_SLICE) {
+    await reading;
+    const end = Math.min(at + READ_SLICE, data.length);
+    if (end < data.length) reading = fill(end, Math.min(end + READ_SLICE, data.length));
+    if (summed) summed.crc = zlib.crc32(data.subarray(at, Math.min(end, summed.end - from)), summed.crc);
+  }
+  return data;
+}
+
+function verified(data: FileBytes, identity: string, organizationId: string): Header | undefined {
   const { columns, rest } = data;
   if (columns.length < MAGIC.length + 4 || rest.length < DIGEST_BYTES) return undefined;
   if (!columns.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
-  const body = [columns, rest.subarray(0, rest.length - DIGEST_BYTES)];
-  if ((await checksum(body)) !== rest.readUInt32LE(rest.length - DIGEST_BYTES)) return undefined;
+  if (data.crc !== rest.readUInt32LE(rest.length - DIGEST_BYTES)) return undefined;
   try {
     const length = columns.readUInt32LE(MAGIC.length);
     const header = headerOf(columns.subarray(MAGIC.length + 4, MAGIC.length + 4 + length));
@@ -514,13 +540,11 @@ export function arrayAt(data: Buffer, at: number, Kind: TypedClass, length: numb
 function consistentLines(part: Part, items: number): boolean {
   const { lineStart, count } = part.lines;
   if (lineStart.length !== part.orderCount + 1 || lineStart[0] !== 0) return false;
-  for (let i = 0; i < part.orderCount; i++)
-    if ((lineStart[i + 1] as number) < (lineStart[i] as number)) return false;
+  if (!ascending(lineStart)) return false;
   const columns = [part.lines.item, part.lines.quantity, part.lines.refundedQuantity];
   const amounts = [part.lines.subtotal, part.lines.discount, part.lines.refundedAmount];
   if ([...columns, ...amounts].some((c) => c.length !== count)) return false;
-  for (const item of part.lines.item) if (item < 0 || item >= items) return false;
-  return true;
+  return within(part.lines.item, items);
 }
 
 /** Every index within its array: a file that passed its checksum is still not trusted blindly. */
@@ -532,13 +556,25 @@ function consistent(part: Part, attributes: number, customers: number, anonymous
   const { runStart, customerCount } = part;
   if (runStart.length !== customerCount + 1 || runStart[0] !== 0 || part.runCustomer.length !== customerCount)
     return false;
-  for (let c = 0; c < customerCount; c++) {
-    if ((runStart[c + 1] as number) < (runStart[c] as number)) return false;
-    const code = part.runCustomer[c] as number;
-    if (code < 0 || code >= customers) return false;
-  }
+  if (!ascending(runStart) || !within(part.runCustomer, customers)) return false;
   if ((runStart[customerCount] as number) + part.anonymousKey.length !== n) return false;
-  for (const a of part.anonymousKey) if (a < 0 || a >= anonymous) return false;
-  for (const a of part.attribute) if (a < 0 || a >= attributes) return false;
+  return within(part.anonymousKey, anonymous) && within(part.attribute, attributes);
+}
+
+/**
+ * Every code in [0, size). Indexed, not `for…of`: run once at a start, before V8 optimizes it, an
+ * iterator's loop cost 7 times as much (150 ms for 300,000 orders and their lines, issue 28).
+ */
+function within(codes: Int32Array, size: number): boolean {
+  for (let k = 0; k < codes.length; k++) {
+    const code = codes[k] as number;
+    if (code < 0 || code >= size) return false;
+  }
+  return true;
+}
+
+/** No value below the one before it (an order's lines, a customer's orders: where each starts). */
+function ascending(starts: Int32Array): boolean {
+  for (let k = 1; k < starts.length; k++) if ((starts[k] as number) < (starts[k - 1] as number)) return false;
   return true;
 }
