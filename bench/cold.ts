@@ -10,7 +10,12 @@
 // With `--lines`, the orders come with their lines as the demo's do (about 2.5 an order, section
 // 15), which the snapshot's build reads too; a refusal's code is counted (SNAPSHOT_BUILDING,
 // DATABASE_UNAVAILABLE, SERVICE_BUSY).
-// Usage: npm run bench:cold -- [--engine embedded|postgres|both] [--orders N] [--seconds S] [--lines]
+// With `--no-file`, the snapshot files the import saved are deleted before `serve`: the server
+// builds from the database, as on a first start without a saved file (issue 28, item 2). With
+// `--keep DIR`, the data folders (and the NDJSON file) live in DIR and are imported once: a later
+// run with the same --orders and --lines reuses them (on PostgreSQL only with COLD_DATABASE_URL,
+// the same database each time).
+// Usage: npm run bench:cold -- [--engine embedded|postgres|both] [--orders N] [--seconds S] [--lines] [--no-file] [--keep DIR]
 //   COLD_DATABASE_URL: an empty PostgreSQL database to use instead of a throwaway cluster.
 //   COLD_SERVER_NODE_ARGS: node options of the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
 //   COLD_SERVER_LOG: a file to write each server's log to (`.embedded`, `.postgres` appended).
@@ -31,6 +36,8 @@ const { values: args } = parseArgs({
     orders: { type: 'string', default: '300000' },
     seconds: { type: 'string', default: '20' },
     lines: { type: 'boolean', default: false },
+    'no-file': { type: 'boolean', default: false },
+    keep: { type: 'string' },
   },
 });
 const ORDERS = Number(args.orders);
@@ -40,7 +47,9 @@ if (!(SECONDS > 0)) throw new Error('--seconds: a positive number');
 const ENGINES = args.engine === 'both' ? ['embedded', 'postgres'] : [String(args.engine)];
 if (!ENGINES.every((e) => e === 'embedded' || e === 'postgres'))
   throw new Error('--engine: embedded, postgres or both');
-const SECRET_KEY = crypto.randomBytes(32).toString('hex');
+const KEEP = args.keep ? path.resolve(args.keep) : undefined;
+/** What a kept data folder was imported with: a run asking for other data imports into another. */
+const DATA_NAME = `${ORDERS}${args.lines ? '-lines' : ''}`;
 const SERVER_NODE_ARGS = (process.env.COLD_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const TICK_MS = 250;
@@ -74,8 +83,20 @@ const procMb = (pid: number, field: string): number => {
 };
 
 // ---- data: one NDJSON file, and the same orders as columns for the in-memory scan ----------------
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-cold-'));
-const file = path.join(dir, 'orders.ndjson');
+if (KEEP) fs.mkdirSync(KEEP, { recursive: true });
+const dir = KEEP ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sm-cold-'));
+const file = path.join(dir, `orders-${DATA_NAME}.ndjson`);
+/** A kept import: what the run needs to ask the server, and the SECRET_KEY that hashed its key. */
+interface Imported {
+  key: string;
+  secretKey: string;
+  importSeconds: number;
+}
+const importedFile = (engine: string) => path.join(dir, `imported-${engine}-${DATA_NAME}.json`);
+const SECRET_KEY =
+  KEEP && fs.existsSync(importedFile('postgres'))
+    ? (JSON.parse(fs.readFileSync(importedFile('postgres'), 'utf8')) as Imported).secretKey
+    : crypto.randomBytes(32).toString('hex');
 const reference = new ReferenceOrders(Math.ceil(ORDERS * 1.05));
 let lineCount = 0;
 {
@@ -160,7 +181,12 @@ interface Run {
 }
 const runs: Run[] = [];
 
-async function measure(engine: string, env: Record<string, string>): Promise<void> {
+/** Migrates, creates the organization and its key, imports the file; once per kept data folder. */
+async function imported(engine: string, env: Record<string, string>): Promise<Imported> {
+  if (KEEP && fs.existsSync(importedFile(engine))) {
+    log(`[${engine}] the data of ${importedFile(engine)} kept: no import`);
+    return JSON.parse(fs.readFileSync(importedFile(engine), 'utf8')) as Imported;
+  }
   const cli = cliJson(env);
   await cli('migrate');
   const { slug } = (await cli('org', 'create', '--name', 'Cold')) as { slug: string };
@@ -169,6 +195,19 @@ async function measure(engine: string, env: Record<string, string>): Promise<voi
   const importStarted = performance.now();
   await cli('import', '--org', slug, file);
   const importSeconds = (performance.now() - importStarted) / 1000;
+  const done: Imported = { key, secretKey: SECRET_KEY, importSeconds };
+  if (KEEP) fs.writeFileSync(importedFile(engine), JSON.stringify(done));
+  return done;
+}
+
+async function measure(engine: string, env: Record<string, string>): Promise<void> {
+  const { key, importSeconds } = await imported(engine, env);
+  if (args['no-file']) {
+    // The server's REPORT_SNAPSHOT_DIR (config.ts's default under DATA_DIR): emptied, it builds.
+    const saved = path.join(env.DATA_DIR ?? '', 'report-snapshots');
+    fs.rmSync(saved, { recursive: true, force: true });
+    log(`[${engine}] ${saved} deleted: the server builds from the database`);
+  }
   log(`[${engine}] imported in ${importSeconds.toFixed(1)} s; load average ${loadavg()}; serve…`);
 
   const load0 = loadavg();
@@ -225,11 +264,12 @@ log(
   `load average ${loadavg()}; ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
 );
 try {
-  if (ENGINES.includes('embedded')) await measure('embedded', { DATA_DIR: path.join(dir, 'embedded-data') });
+  if (ENGINES.includes('embedded'))
+    await measure('embedded', { DATA_DIR: path.join(dir, `embedded-data-${DATA_NAME}`) });
   if (ENGINES.includes('postgres') && process.env.COLD_DATABASE_URL) {
     await measure('postgres', {
       DATABASE_URL: process.env.COLD_DATABASE_URL,
-      DATA_DIR: path.join(dir, 'pg-data'),
+      DATA_DIR: path.join(dir, `pg-data-${DATA_NAME}`),
       SECRET_KEY,
     });
   } else if (ENGINES.includes('postgres')) {
@@ -241,6 +281,7 @@ try {
     };
     const postgres = await startTempPostgres();
     if (!postgres) throw new Error('no PostgreSQL server binaries (apt-get install postgresql)');
+    fs.rmSync(importedFile('postgres'), { force: true }); // a new cluster: nothing kept in it
     try {
       await measure('postgres', {
         DATABASE_URL: postgres.url,
@@ -252,7 +293,7 @@ try {
     }
   }
 } finally {
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (!KEEP) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 // ---- figures ----------------------------------------------------------------------------------------------
