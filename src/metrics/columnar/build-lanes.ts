@@ -6,7 +6,7 @@
 // database counts the organization's rows, and one of more than `largeBuildRows` goes on in the
 // large lane, letting the small lane go. docs/operations.md, "Fair under load".
 import type { Database } from '../../db/database.js';
-import { expectedSnapshotSize } from './snapshot-size.js';
+import { expectedSnapshotSize, organizationOrders } from './snapshot-size.js';
 
 /** Orders and lines beyond which a build from the database takes the large lane (REPORT_LARGE_BUILD_ROWS). */
 export const LARGE_BUILD_ROWS = 200_000;
@@ -25,13 +25,16 @@ export class BuildLane {
 /**
  * Whether the organization's build from the database belongs in the large lane: its orders and
  * lines counted now (index-only, a few milliseconds for a small organization); small if they
- * cannot be counted.
+ * cannot be counted. Its orders alone first: more than largeBuildRows of them decide it without
+ * the lines, which the embedded database counts in a pass over their table (issue 28, item 2).
  */
 export async function buildsInLargeLane(
   db: Pick<Database, 'engine' | 'query'>,
   organizationId: string,
   largeBuildRows: number,
 ): Promise<boolean> {
+  const orders = await organizationOrders(db, organizationId).catch(() => 0);
+  if (orders > largeBuildRows) return true;
   const size = await expectedSnapshotSize(db, organizationId).catch(() => undefined);
   return size !== undefined && size.orders + size.lines > largeBuildRows;
 }

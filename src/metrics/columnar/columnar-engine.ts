@@ -135,8 +135,11 @@ interface Entry {
   updating?: Promise<void>;
   /** The one SQL answer running for this organization while its snapshot builds. */
   fallback?: Promise<void>;
-  /** Its build reads the database in the large lane (more than largeBuildRows rows). */
+  /** Whether its build reads the database in the large lane; undefined: not known yet. */
   large?: boolean;
+  /** Resolves once `large` is known, or the build ended (build()), by calling `sizedNow`. */
+  sized?: Promise<void>;
+  sizedNow?: () => void;
   /** When its snapshot was last saved (or read from its file), Date.now(); 0: never. */
   savedAt: number;
   /** When a report last used its snapshot (or it was admitted), performance.now(). */
@@ -294,8 +297,10 @@ export class ColumnarReportEngine implements ReportEngine {
       // build, or for that answer, then ask again.
       const entry = this.entries.get(plan.organizationId);
       if (!entry?.building) return this.fallback.run(plan, signal);
-      if (entry.large && this.waitsForLargeBuilds) {
-        await Promise.race([entry.building, aborted(signal)]); // run() refuses it when its budget is spent
+      if (this.waitsForLargeBuilds && !entry.loading && entry.large !== false) {
+        // run() refuses it when its budget is spent; a read-back keeps SQL (its check waits for it).
+        const until = entry.large ? entry.building : Promise.race([entry.sized, this.budgetSpent()]);
+        await Promise.race([until, aborted(signal)]);
         continue;
       }
       if (entry.fallback) {
@@ -328,6 +333,11 @@ export class ColumnarReportEngine implements ReportEngine {
    */
   private get waitsForLargeBuilds(): boolean {
     return this.db.engine === 'embedded' && (this.options.buildingSqlBudgetMs ?? 0) > 0;
+  }
+
+  /** Resolves after one REPORT_BUILDING_SQL_MS: a wait for the lane's count looks again then. */
+  private budgetSpent(): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, this.options.buildingSqlBudgetMs ?? 0).unref());
   }
 
   /**
@@ -603,6 +613,7 @@ export class ColumnarReportEngine implements ReportEngine {
    */
   private async build(organizationId: string, entry: Entry): Promise<void> {
     const started = performance.now();
+    entry.sized = new Promise<void>((resolve) => (entry.sizedNow = resolve));
     try {
       const first = await this.lanes.small.run(() => this.readBackOrLane(organizationId, entry));
       if (!first) return; // superseded while queued
@@ -641,6 +652,7 @@ export class ColumnarReportEngine implements ReportEngine {
       if (this.entries.get(organizationId) === entry) this.entries.delete(organizationId);
       this.options.onEvent?.({ event: 'failed', organizationId, error });
     } finally {
+      entry.sizedNow?.();
       entry.building = undefined;
       entry.progress = undefined;
     }
@@ -668,10 +680,9 @@ export class ColumnarReportEngine implements ReportEngine {
     const { identity, loaded } = await reading.finally(() => (entry.loading = undefined));
     if (loaded) return { identity, built: { result: loaded, loaded: true } };
     const largeRows = this.options.largeBuildRows ?? LARGE_BUILD_ROWS;
-    if (await buildsInLargeLane(this.db, organizationId, largeRows)) {
-      entry.large = true;
-      return { identity };
-    }
+    entry.large = await buildsInLargeLane(this.db, organizationId, largeRows);
+    entry.sizedNow?.();
+    if (entry.large) return { identity };
     return { identity, built: await this.fromDatabase(organizationId, entry, identity) };
   }
 
