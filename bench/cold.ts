@@ -15,7 +15,12 @@
 // `--without-file`, a second server then starts on the same database with the saved file removed:
 // it builds the snapshot from the database while the same questions are asked.
 // Usage: npm run bench:cold -- [--engine embedded|postgres|both] [--orders N] [--seconds S] [--lines]
-//   [--without-file]
+//   [--without-file] [--no-file] [--keep DIR]
+// With `--no-file`, the snapshot files the import saved are deleted before the first `serve`: the
+// server builds from the database, as on a first start without a saved file (issue 28, item 2).
+// With `--keep DIR`, the data folders (and the NDJSON file) live in DIR and are imported once: a
+// later run with the same --orders and --lines reuses them (on PostgreSQL only with
+// COLD_DATABASE_URL, the same database each time).
 //   COLD_DATABASE_URL: an empty PostgreSQL database to use instead of a throwaway cluster.
 //   COLD_SERVER_NODE_ARGS: node options of the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
 //   COLD_SERVER_LOG: a file to write each server's log to (`.embedded`, `.postgres` appended).
@@ -38,6 +43,8 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '20' },
     lines: { type: 'boolean', default: false },
     'without-file': { type: 'boolean', default: false },
+    'no-file': { type: 'boolean', default: false },
+    keep: { type: 'string' },
   },
 });
 const ORDERS = Number(args.orders);
@@ -47,7 +54,9 @@ if (!(SECONDS > 0)) throw new Error('--seconds: a positive number');
 const ENGINES = args.engine === 'both' ? ['embedded', 'postgres'] : [String(args.engine)];
 if (!ENGINES.every((e) => e === 'embedded' || e === 'postgres'))
   throw new Error('--engine: embedded, postgres or both');
-const SECRET_KEY = crypto.randomBytes(32).toString('hex');
+const KEEP = args.keep ? path.resolve(args.keep) : undefined;
+/** What a kept data folder was imported with: a run asking for other data imports into another. */
+const DATA_NAME = `${ORDERS}${args.lines ? '-lines' : ''}`;
 const SERVER_NODE_ARGS = (process.env.COLD_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const TICK_MS = 250;
@@ -81,8 +90,21 @@ const procMb = (pid: number, field: string): number => {
 };
 
 // ---- data: one NDJSON file, and the same orders as columns for the in-memory scan ----------------
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-cold-'));
-const file = path.join(dir, 'orders.ndjson');
+if (KEEP) fs.mkdirSync(KEEP, { recursive: true });
+const dir = KEEP ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sm-cold-'));
+const file = path.join(dir, `orders-${DATA_NAME}.ndjson`);
+/** A kept import: what the run needs to ask the server, and the SECRET_KEY that hashed its key. */
+interface Kept {
+  key: string;
+  secretKey: string;
+  imported: Imported;
+  fileBytes: number;
+}
+const keptFile = (engine: string) => path.join(dir, `imported-${engine}-${DATA_NAME}.json`);
+const SECRET_KEY =
+  KEEP && fs.existsSync(keptFile('postgres'))
+    ? (JSON.parse(fs.readFileSync(keptFile('postgres'), 'utf8')) as Kept).secretKey
+    : crypto.randomBytes(32).toString('hex');
 const reference = new ReferenceOrders(Math.ceil(ORDERS * 1.05));
 let lineCount = 0;
 {
@@ -169,7 +191,12 @@ interface Run {
 }
 const runs: Run[] = [];
 
-async function measure(engine: string, env: Record<string, string>): Promise<void> {
+/** Migrates, creates the organization and its key, imports the file; once per kept data folder. */
+async function importedInto(engine: string, env: Record<string, string>): Promise<Kept> {
+  if (KEEP && fs.existsSync(keptFile(engine))) {
+    log(`[${engine}] the data of ${keptFile(engine)} kept: no import`);
+    return JSON.parse(fs.readFileSync(keptFile(engine), 'utf8')) as Kept;
+  }
   const cli = cliJson(env);
   await cli('migrate');
   const { slug } = (await cli('org', 'create', '--name', 'Cold')) as { slug: string };
@@ -180,7 +207,18 @@ async function measure(engine: string, env: Record<string, string>): Promise<voi
   log(
     `[${engine}] imported in ${imported.seconds.toFixed(1)} s (orders ${imported.ordersSeconds.toFixed(1)} s, snapshot ${imported.prepareSeconds.toFixed(1)} s), CLI peak RSS ${imported.peakRssMb.toFixed(0)} MB, saved file ${fileBytes.toLocaleString('en')} bytes; load average ${loadavg()}`,
   );
-  await serveAndAsk(engine, env, key, imported, fileBytes);
+  const kept: Kept = { key, secretKey: SECRET_KEY, imported, fileBytes };
+  if (KEEP) fs.writeFileSync(keptFile(engine), JSON.stringify(kept));
+  return kept;
+}
+
+async function measure(engine: string, env: Record<string, string>): Promise<void> {
+  const { key, imported, fileBytes } = await importedInto(engine, env);
+  if (args['no-file']) {
+    fs.rmSync(snapshotDir(env), { recursive: true, force: true });
+    log(`[${engine}] ${snapshotDir(env)} deleted: the server builds from the database`);
+  }
+  await serveAndAsk(engine, env, key, imported, args['no-file'] ? 0 : fileBytes);
   if (args['without-file']) {
     fs.rmSync(snapshotDir(env), { recursive: true, force: true });
     log(`[${engine}] saved file removed; serve again…`);
@@ -303,11 +341,12 @@ log(
   `load average ${loadavg()}; ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
 );
 try {
-  if (ENGINES.includes('embedded')) await measure('embedded', { DATA_DIR: path.join(dir, 'embedded-data') });
+  if (ENGINES.includes('embedded'))
+    await measure('embedded', { DATA_DIR: path.join(dir, `embedded-data-${DATA_NAME}`) });
   if (ENGINES.includes('postgres') && process.env.COLD_DATABASE_URL) {
     await measure('postgres', {
       DATABASE_URL: process.env.COLD_DATABASE_URL,
-      DATA_DIR: path.join(dir, 'pg-data'),
+      DATA_DIR: path.join(dir, `pg-data-${DATA_NAME}`),
       SECRET_KEY,
     });
   } else if (ENGINES.includes('postgres')) {
@@ -319,10 +358,11 @@ try {
     };
     const postgres = await startTempPostgres();
     if (!postgres) throw new Error('no PostgreSQL server binaries (apt-get install postgresql)');
+    fs.rmSync(keptFile('postgres'), { force: true }); // a new cluster: nothing kept in it
     try {
       await measure('postgres', {
         DATABASE_URL: postgres.url,
-        DATA_DIR: path.join(dir, 'pg-data'),
+        DATA_DIR: path.join(dir, `pg-data-${DATA_NAME}`),
         SECRET_KEY,
       });
     } finally {
@@ -330,7 +370,7 @@ try {
     }
   }
 } finally {
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (!KEEP) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 // ---- figures ----------------------------------------------------------------------------------------------

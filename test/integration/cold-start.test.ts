@@ -134,6 +134,23 @@ describe('issue 28: cold answers and background preparation', () => {
     assert.equal(rows[0]?.orders, 4000);
   });
 
+  test(
+    'item 2: on the embedded database a report on an organization whose build takes the large lane waits for the build instead of queueing SQL before its statements',
+    { skip: engine !== 'embedded' },
+    async () => {
+      const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+        memoryBudgetBytes: MEMORY,
+        buildingSqlBudgetMs: 30_000,
+        largeBuildRows: 1000, // `busy`'s 4,000 orders: the large lane
+        chunkRows: 40, // some 100 statements: SQL's one statement would answer long before them
+      });
+      await columnar.currentSnapshot(busy, 0);
+      const { rows } = await columnar.run(planFor(busy));
+      assert.equal(rows[0]?.orders, 4000);
+      assert.ok(columnar.heldVersion(busy), 'answered by SQL while the snapshot was still building');
+    },
+  );
+
   test('item 1: at start every organization is prepared, most recently used first, before any report; a write is prepared at once', async () => {
     const events: SnapshotEvent[] = [];
     const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
