@@ -40,9 +40,10 @@ import { StoreSyncWorker } from './ingest/connectors/worker.js';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * At most this long a start waits for the saved snapshots' read-back before it listens (issue 28):
- * about 0.3 s a million orders on a quiet 2-core machine; a file slower than this is read on.
+ * about 0.3 s a million orders on a quiet 2-core machine; a file slower than this is read on. Well
+ * under Fastify's 10 s for an onReady hook, past which the server would not start at all.
  */
-const READ_BACK_WAIT_MS = 10_000;
+const READ_BACK_WAIT_MS = 5_000;
 
 export interface AppDeps {
   readonly db: Database;

@@ -98,9 +98,8 @@ export class ColdStart {
           continue;
         }
         if (this.options.heldOnly) continue;
-        const room = await this.room(id);
+        const room = await this.room(id, first);
         if (!room.fits) continue;
-        if (first && !room.saved) this.filesRead.resolve(); // a build: not waited for
         await this.engine.prepare(id, room.counted);
       }
     } catch (error) {
@@ -120,10 +119,14 @@ export class ColdStart {
    */
   private async room(
     organizationId: string,
+    first: boolean,
   ): Promise<{ fits: boolean; saved: boolean; counted?: SnapshotSize }> {
     const fits = (bytes: number) => this.engine.memoryInUse + bytes <= this.options.memoryBudgetBytes;
     const saved = await this.engine.savedBytes(organizationId);
     if (saved !== undefined) return { fits: fits(saved), saved: true };
+    // A build, never waited for before listening, nor its count: on a busy (or locked) orders
+    // table that count alone can take the statement's whole budget.
+    if (first) this.filesRead.resolve();
     const counted = await expectedSnapshotSize(this.db, organizationId);
     return { fits: fits(counted.bytes), saved: false, counted };
   }
