@@ -217,6 +217,18 @@ export async function release(db: Queryable, id: string, owner: string, outcome:
          WHERE id = $1 AND lease_owner = $2`,
     [id, owner, outcome.nextInS, outcome.ok ? outcome.finished : outcome.error.slice(0, 1000)],
   );
+  // A webhook that queued an order while the statement above waited for the connection's row
+  // (queueRefetch locks it first) is not seen by that statement's EXISTS: its snapshot was taken
+  // before the wait, so the store was put an interval away with a delivery queued (a deleted
+  // order still counted an hour later). A new statement sees every delivery committed by now;
+  // one committed later makes the store due itself.
+  if (outcome.ok)
+    await db.query(
+      `UPDATE store_connections SET next_sync_at = now()
+         WHERE id = $1 AND lease_owner IS NULL AND next_sync_at > now()
+           AND EXISTS (SELECT 1 FROM store_order_refetches r WHERE r.connection_id = $1)`,
+      [id],
+    );
 }
 
 /** Most orders a connection's webhook queue holds; past it a full incremental sync is asked for. */
