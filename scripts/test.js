@@ -116,9 +116,23 @@ function entryFor(suite, file) {
   return { entry, suite: suite.name, file };
 }
 
+/** The machine's CPU time so far, busy and in all, from /proc/stat (Linux); undefined elsewhere. */
+function machineCpu() {
+  try {
+    const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+    const ticks = fields.map(Number);
+    const idle = ticks[3] + (ticks[4] ?? 0); // idle and iowait
+    return { busy: ticks.slice(0, 8).reduce((a, b) => a + b, 0) - idle, all: ticks.slice(0, 8).reduce((a, b) => a + b, 0) };
+  } catch {
+    return undefined;
+  }
+}
+
 async function runLane(title, entries, lanes) {
   if (entries.length === 0) return;
   console.log(`\n=== ${title}: ${entries.length} files, ${lanes} at a time`);
+  const started = Date.now();
+  const cpuBefore = machineCpu();
   const byEntry = new Map(entries.map((e) => [e.entry, e]));
   const stream = run({ files: entries.map((e) => e.entry), concurrency: lanes, timeout: 600_000 });
   // Files report whole and in order, their header (standard output) first: the file being reported.
@@ -137,7 +151,13 @@ async function runLane(title, entries, lanes) {
   const reporter = stream.compose(spec);
   reporter.on('data', (chunk) => process.stdout.write(chunk));
   await once(reporter, 'end');
+  // How long the lane took and how busy the machine's CPUs were meanwhile: a lane near 100 % is
+  // bound by CPU (fewer files at once would not slow it), one far below waits on timers.
+  const cpuAfter = machineCpu();
+  const busy = cpuBefore && cpuAfter ? (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.all - cpuBefore.all) : NaN;
+  laneTimes.push(`${title}: ${((Date.now() - started) / 1000).toFixed(0)} s, CPUs ${Number.isNaN(busy) ? '?' : Math.round(busy * 100)} % busy (${os.cpus().length} CPUs)`);
 }
+const laneTimes = [];
 
 /** The suites to run, each with its environment; PostgreSQL's only when a server answers. */
 async function suites() {
@@ -225,6 +245,7 @@ try {
 }
 
 fileTimes.sort((a, b) => b.ms - a.ms);
+console.log(`\nLanes: ${laneTimes.join('; ')}`);
 console.log('\nSlowest files:');
 for (const { suite, file, ms } of fileTimes.slice(0, 15))
   console.log(`  ${(ms / 1000).toFixed(1).padStart(6)} s  ${suite} · ${file}`);

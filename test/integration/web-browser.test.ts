@@ -389,19 +389,25 @@ describeOn('embedded', 'web application in Chromium', () => {
     await addUserToOrganization(service.db, second.org.id, 'owner@atelier.example', 'ignored-existing-user');
     await page.goto(`${service.baseUrl}/settings/api-keys`);
     assert.ok(await page.getByRole('cell', { name: 'Tableur' }).isVisible());
+    // The form posts, then the browser follows the 303 back to this page: wait for that page to
+    // load before reading it (a goto meanwhile could be interrupted by the redirect's navigation).
     const switched = page.waitForResponse((r) => r.url().endsWith('/switch-organization'));
+    const reloaded = page.waitForEvent('load');
     await page.getByLabel('Organisation').selectOption('seconde-maison');
     assert.equal((await switched).status(), 303);
-    await page.goto(`${service.baseUrl}/settings/api-keys`);
+    await reloaded;
+    assert.equal(new URL(page.url()).pathname, '/settings/api-keys', 'back to the page the form was on');
     assert.ok(
       await page.getByRole('cell', { name: 'Seconde Maison tests' }).isVisible(),
       'the other organization’s keys',
     );
     assert.equal(await page.getByRole('cell', { name: 'Tableur' }).count(), 0);
     const back = page.waitForResponse((r) => r.url().endsWith('/switch-organization'));
+    const returned = page.waitForEvent('load');
     await page.getByLabel('Organisation').selectOption('atelier-navigateur');
     assert.equal((await back).status(), 303);
-    await page.waitForLoadState('load');
+    await returned;
+    assert.ok(await page.getByRole('cell', { name: 'Tableur' }).isVisible(), 'the first organization’s keys again');
   });
 
   test('sign-up errors are shown next to the field at fault', async () => {
