@@ -122,7 +122,10 @@ function machineCpu() {
     const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
     const ticks = fields.map(Number);
     const idle = ticks[3] + (ticks[4] ?? 0); // idle and iowait
-    return { busy: ticks.slice(0, 8).reduce((a, b) => a + b, 0) - idle, all: ticks.slice(0, 8).reduce((a, b) => a + b, 0) };
+    return {
+      busy: ticks.slice(0, 8).reduce((a, b) => a + b, 0) - idle,
+      all: ticks.slice(0, 8).reduce((a, b) => a + b, 0),
+    };
   } catch {
     return undefined;
   }
@@ -154,8 +157,11 @@ async function runLane(title, entries, lanes) {
   // How long the lane took and how busy the machine's CPUs were meanwhile: a lane near 100 % is
   // bound by CPU (fewer files at once would not slow it), one far below waits on timers.
   const cpuAfter = machineCpu();
-  const busy = cpuBefore && cpuAfter ? (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.all - cpuBefore.all) : NaN;
-  laneTimes.push(`${title}: ${((Date.now() - started) / 1000).toFixed(0)} s, CPUs ${Number.isNaN(busy) ? '?' : Math.round(busy * 100)} % busy (${os.cpus().length} CPUs)`);
+  const busy =
+    cpuBefore && cpuAfter ? (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.all - cpuBefore.all) : NaN;
+  laneTimes.push(
+    `${title}: ${((Date.now() - started) / 1000).toFixed(0)} s, CPUs ${Number.isNaN(busy) ? '?' : Math.round(busy * 100)} % busy (${os.cpus().length} CPUs)`,
+  );
 }
 const laneTimes = [];
 

@@ -407,7 +407,10 @@ describeOn('embedded', 'web application in Chromium', () => {
     await page.getByLabel('Organisation').selectOption('atelier-navigateur');
     assert.equal((await back).status(), 303);
     await returned;
-    assert.ok(await page.getByRole('cell', { name: 'Tableur' }).isVisible(), 'the first organization’s keys again');
+    assert.ok(
+      await page.getByRole('cell', { name: 'Tableur' }).isVisible(),
+      'the first organization’s keys again',
+    );
   });
 
   test('sign-up errors are shown next to the field at fault', async () => {
