@@ -201,34 +201,32 @@ export type PassOutcome =
   | { readonly ok: true; readonly nextInS: number; readonly finished: boolean }
   | { readonly ok: false; readonly error: string; readonly nextInS: number };
 
-/** Gives the lease back with the pass's outcome and the time of the next sync. */
-export async function release(db: Queryable, id: string, owner: string, outcome: PassOutcome): Promise<void> {
-  await db.query(
-    outcome.ok
-      ? `UPDATE store_connections SET lease_owner = NULL, lease_until = NULL,
-           -- An order a webhook queued during the pass is fetched at once, not after the interval.
-           next_sync_at = CASE WHEN EXISTS (SELECT 1 FROM store_order_refetches r WHERE r.connection_id = $1)
-             THEN now() ELSE now() + make_interval(secs => $3) END,
-           last_success_at = CASE WHEN $4 THEN now() ELSE last_success_at END,
-           failures = 0, last_error = NULL
-         WHERE id = $1 AND lease_owner = $2`
-      : `UPDATE store_connections SET lease_owner = NULL, lease_until = NULL,
-           next_sync_at = now() + make_interval(secs => $3), failures = failures + 1, last_error = $4
-         WHERE id = $1 AND lease_owner = $2`,
-    [id, owner, outcome.nextInS, outcome.ok ? outcome.finished : outcome.error.slice(0, 1000)],
-  );
-  // A webhook that queued an order while the statement above waited for the connection's row
-  // (queueRefetch locks it first) is not seen by that statement's EXISTS: its snapshot was taken
-  // before the wait, so the store was put an interval away with a delivery queued (a deleted
-  // order still counted an hour later). A new statement sees every delivery committed by now;
-  // one committed later makes the store due itself.
-  if (outcome.ok)
-    await db.query(
-      `UPDATE store_connections SET next_sync_at = now()
-         WHERE id = $1 AND lease_owner IS NULL AND next_sync_at > now()
-           AND EXISTS (SELECT 1 FROM store_order_refetches r WHERE r.connection_id = $1)`,
-      [id],
+/**
+ * Gives the lease back with the pass's outcome and the time of the next sync. The connection's row
+ * is locked first, as a webhook's `queueRefetch` does before it queues an order: the UPDATE that
+ * follows takes its snapshot after any webhook holding the row has committed, so its EXISTS sees
+ * that webhook's delivery. (As one statement, an UPDATE that waited for the webhook's lock kept the
+ * snapshot taken before the wait: the store was put an interval away with a delivery queued, and a
+ * deleted order still counted an hour later.) A delivery committed after it makes the store due itself.
+ */
+export async function release(db: Database, id: string, owner: string, outcome: PassOutcome): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT 1 FROM store_connections WHERE id = $1 FOR NO KEY UPDATE', [id]);
+    await tx.query(
+      outcome.ok
+        ? `UPDATE store_connections SET lease_owner = NULL, lease_until = NULL,
+             -- An order a webhook queued during the pass is fetched at once, not after the interval.
+             next_sync_at = CASE WHEN EXISTS (SELECT 1 FROM store_order_refetches r WHERE r.connection_id = $1)
+               THEN now() ELSE now() + make_interval(secs => $3) END,
+             last_success_at = CASE WHEN $4 THEN now() ELSE last_success_at END,
+             failures = 0, last_error = NULL
+           WHERE id = $1 AND lease_owner = $2`
+        : `UPDATE store_connections SET lease_owner = NULL, lease_until = NULL,
+             next_sync_at = now() + make_interval(secs => $3), failures = failures + 1, last_error = $4
+           WHERE id = $1 AND lease_owner = $2`,
+      [id, owner, outcome.nextInS, outcome.ok ? outcome.finished : outcome.error.slice(0, 1000)],
     );
+  });
 }
 
 /** Most orders a connection's webhook queue holds; past it a full incremental sync is asked for. */
