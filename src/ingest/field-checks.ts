@@ -13,7 +13,13 @@ export const MAX_AMOUNT_DIGITS = 13; // numeric(16, 2) leaves room for 13 digits
  * NUL or a lone surrogate (a cut may leave one) shown harmlessly, since the message is stored.
  */
 export function shown(value: unknown): string {
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  // JSON.stringify writes 1e309 (Infinity once parsed) as « null »: a number is shown as a number.
+  const text =
+    typeof value === 'string'
+      ? value
+      : typeof value === 'number'
+        ? String(value)
+        : (JSON.stringify(value) ?? String(value));
   return printable(text.length > 60 ? `${text.slice(0, 60)}…` : text);
 }
 

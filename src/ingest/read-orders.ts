@@ -224,11 +224,24 @@ function hasNulEscape(text: string): boolean {
   return false;
 }
 
-/** The field of a record holding a NUL character (its name or its text), or the whole line's. */
+const holdsNul = (value: unknown): boolean =>
+  (typeof value === 'string' && value.includes('\u0000')) ||
+  (Array.isArray(value) && value.some((v) => typeof v === 'string' && v.includes('\u0000')));
+
+/**
+ * The field of a record holding a NUL character (its name, its text, a text of its list), an order
+ * line's as `lines[k].field` (L1), or the whole line's.
+ */
 function nulField(record: Record<string, unknown>): string {
   for (const [name, value] of Object.entries(record))
-    if (name.includes('\u0000') || (typeof value === 'string' && value.includes('\u0000')))
-      return printable(name);
+    if (name.includes('\u0000') || holdsNul(value)) return printable(name);
+  if (Array.isArray(record.lines)) {
+    for (const [k, line] of record.lines.entries()) {
+      if (!isRecord(line)) continue;
+      const field = nulField(line);
+      if (field !== LINE_FIELD) return `lines[${k}].${field}`;
+    }
+  }
   return LINE_FIELD; // inside a nested value
 }
 

@@ -260,9 +260,11 @@ function sortKeys(
   for (const item of text.split(',')) {
     const key = item.trim();
     const descending = key.startsWith('-');
-    const id = descending ? key.slice(1).trim() : key;
-    if (id === '')
+    const id = descending ? key.slice(1) : key;
+    if (id.trim() === '')
       throw invalidParameter('sort', text, 'clé vide : des identifiants séparés par des virgules');
+    // `- orders` is no key of the OpenAPI document's (D1): refused here in French, not by the schema.
+    if (id !== id.trim()) throw invalidParameter('sort', text, 'pas d’espace entre « - » et l’identifiant');
     const known = requested.find((r): r is DimensionId | MetricId => r === id);
     if (known === undefined)
       throw invalidParameter(

@@ -8,8 +8,13 @@ const OPTIONS = { delimiter: ';', record_delimiter: 'windows', quoted_match: /[\
 /** About a millisecond of writing per piece. */
 const RECORDS_PER_PIECE = 32;
 
-/** V1's guard: a text cell beginning with = + - @, a tab or a CR is prefixed with '. */
-export const guarded = (text: string): string => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+/**
+ * V1's guard, as the API's CSV applies it (csv-stringify's escape_formulas): a text cell beginning
+ * with = + - @, a tab, a CR, or the full-width ＝ ＋ － ＠ (which Apple Numbers reads as = + - @)
+ * is prefixed with '.
+ */
+export const guarded = (text: string): string =>
+  /^[=+\-@\t\r\uff1d\uff0b\uff0d\uff20]/.test(text) ? `'${text}` : text;
 
 /**
  * Records written a few at a time (issue 26, item 6: the page joins the pieces in time slices),

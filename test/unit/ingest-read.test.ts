@@ -151,6 +151,19 @@ test('issue 18, finding 3: NDJSON: a NUL, raw or escaped, in any field is that l
   assert.ok(kept && 'record' in kept && kept.record.status === '\\u0000');
 });
 
+test('L1: a NUL in an order line’s field or category is named lines[k].field, as every other line error', async () => {
+  const text = [
+    '{"id":"1","lines":[{"line_id":"a"},{"line_id":"b","product_name":"x\\u0000"}]}',
+    '{"id":"2","lines":[{"line_id":"a","categories":["ok","\\u0000"]}]}',
+    '{"id":"3","lines":[{"line_id":"a","meta":{"deep":"\\u0000"}}]}',
+  ].join('\n');
+  assert.deepEqual(summary(await collect(readNdjson(streamOf(text)))), [
+    [1, 'lines[1].product_name', NUL_REFUSED, false],
+    [2, 'lines[0].categories', NUL_REFUSED, false],
+    [3, '(ligne)', NUL_REFUSED, false],
+  ]);
+});
+
 test('issue 18, finding 3: a JSON error message never quotes a NUL', async () => {
   const [entry] = await collect(readNdjson(streamOf('{"id":\u0000}\n')));
   assert.ok(entry && 'error' in entry);

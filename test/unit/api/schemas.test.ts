@@ -61,6 +61,8 @@ const pieces: Record<string, readonly string[]> = {
   'filter.customer_type': ['new', 'returning,anonymous', 'other', ''],
   'filter.status': ['completed', '=SUM(A1)', '', 'a, ,b', 'nul\u0000'],
   'filter.date': ['2026-01-01'],
+  // L7 (section 15): `- orders` was accepted by the parse step and refused by the schema.
+  sort: ['-orders', ' -taxes ', 'orders,-taxes', '- orders', '-\ttaxes', '-', '', 'date', '-orders,orders'],
   other: ['ignored'],
 };
 

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
 import { reportCsv } from '../../../src/domain/report-csv.js';
+import { guarded } from '../../../src/web/csv-fr.js';
 
 test('V1: a header of ids, then the rows with the same values, CRLF line ends', () => {
   const csv = reportCsv(
@@ -41,4 +42,15 @@ test('V1: a text cell that could start a formula gets a leading quote; numbers n
 
 test('V1: no rows is the header line alone', () => {
   assert.equal(reportCsv(['orders'], []), 'orders\r\n');
+});
+
+test('V1: the French sheets of the pages guard exactly the cells the API guards, full-width ＝ ＋ － ＠ included', () => {
+  // A product named « ＝HYPERLINK(…) » (Apple Numbers reads ＝ as =) was guarded in the API's CSV
+  // and written as is in « CSV pour Excel (français) » (csv-fr.ts).
+  const texts = ['=1+1', '+1', '-1', '@A1', '\tx', '\rx', '＝HYPERLINK("http://x")', '＋1', '－1', '＠A1'];
+  for (const text of [...texts, 'ok', ' =1', '\u202e=1']) {
+    const apiCell = (parse(reportCsv(['product'], [{ product: text }])) as string[][])[1]?.[0];
+    assert.equal(guarded(text), apiCell, JSON.stringify(text));
+  }
+  for (const text of texts) assert.equal(guarded(text), `'${text}`, JSON.stringify(text));
 });

@@ -79,6 +79,18 @@ test('L1: a faulty field is named lines[k].field, also for two fields together',
   assert.deepEqual(errorsOf([line({ discount: '4.00', refunded_amount: '6.00' })]), []);
 });
 
+test('L1, section 10: a JSON number too large for a double (1e309, read as Infinity) is quoted as a number, never « null »', () => {
+  const errors = errorsOf([line({ subtotal: JSON.parse('1e309'), quantity: JSON.parse('-1e309') })]);
+  assert.deepEqual(
+    errors.map((e) => e.field),
+    ['lines[0].quantity', 'lines[0].subtotal'],
+  );
+  for (const error of errors) {
+    assert.doesNotMatch(error.message, /« null »/);
+    assert.match(error.message, /« -?Infinity »/);
+  }
+});
+
 test('COPY text: fields and array elements escaped only where needed, literal otherwise', () => {
   assert.equal(copyField('plain café'), 'plain café');
   assert.equal(copyField('a\\b\tc'), 'a\\\\b\\tc');
