@@ -36,7 +36,8 @@ const CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 const BIDI =
   /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe\u{10800}-\u{10fff}\u{1e800}-\u{1efff}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
-const shownControls = (text: string): string =>
+/** Direction controls written out (`[U+202E]`), so that a value cannot reorder what follows it. */
+export const shownControls = (text: string): string =>
   text.replace(CONTROLS, (c) => `[U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase()}]`);
 
 /** Where the value after `before` (a template's literal text up to it) lands. */

@@ -3,7 +3,7 @@
 // its width and its text keeps its size, so the bars shrink on a phone and the names stay
 // readable. Accessible: role="img" with a <title> and an aria-label that name each product and its
 // figure (and, compared, the comparison's); every text written into the document is escaped.
-import { escapeHtml } from './html.js';
+import { escapeHtml, shownControls } from './html.js';
 import { formatChange } from './format.js';
 
 export interface ProductBar {
@@ -53,7 +53,10 @@ function summary(bars: readonly ProductBar[], o: ProductChartOptions): string {
   return `${head}${against} : ${items.join(' ; ')}.`;
 }
 
-export function productsChartSvg(bars: readonly ProductBar[], o: ProductChartOptions): string {
+export function productsChartSvg(given: readonly ProductBar[], o: ProductChartOptions): string {
+  // A name's direction controls written out, as the table shows them (html.ts): a U+202E in one
+  // product's name would otherwise reverse the figures and names after it in the text alternative.
+  const bars = given.map((bar) => ({ ...bar, label: shownControls(bar.label) }));
   const compared = o.comparedTo !== undefined;
   const row = compared ? COMPARED_ROW : ROW;
   const largest = bars.reduce((m, b) => Math.max(m, b.value, compared ? (b.previous ?? 0) : 0), 0);

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { escapeHtml, html, Html, trusted } from '../../../src/web/html.js';
+import { productsChartSvg } from '../../../src/web/products-chart.js';
 
 test('every interpolated string is escaped: the five characters that can open markup or leave an attribute', () => {
   const hostile = `<script>alert("x")</script>' onmouseover='y' & "z"`;
@@ -56,4 +57,15 @@ test('finding 7: values in attributes, attribute fragments and a textarea are gi
   );
   const attributes = html`value="${spoofed}"`;
   assert.equal(html`<input ${attributes} />`.text, `<input value="${spoofed}" />`);
+});
+
+test('finding 7, issue 27: the Produits chart shows a name’s direction controls as the table does, in its drawing and text alternative', () => {
+  const bars = [
+    { label: '\u202egnp.exe', value: 10 },
+    { label: 'Thé', value: 5 },
+  ];
+  const svg = productsChartSvg(bars, { period: 'du 1er au 31 mars 2026', per: 'produit', money: String });
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069]/.test(svg), 'no raw direction control in the SVG');
+  assert.match(svg, /aria-label="[^"]*1\. \[U\+202E\]gnp\.exe : 10 ; 2\. Thé : 5\."/);
+  assert.match(svg, /<text x="0" y="37" fill="#111827">\[U\+202E\]gnp\.exe<\/text>/);
 });

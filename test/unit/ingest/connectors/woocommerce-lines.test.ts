@@ -131,3 +131,12 @@ test('L5: category names decoded from WordPress entities, repeated names once', 
   assert.deepEqual(names.get('12'), ['Thés & cafés', 'Bio', "L'atelier"]);
   assert.deepEqual(names.get('13'), []);
 });
+
+test('L1, L5: a long category name is cut at 200 characters, never inside an emoji; a name that is no text is left out', () => {
+  const long = `${'a'.repeat(199)}🍵 et le reste`;
+  const names = categoryNames([
+    { id: 7, categories: [{ name: long }, { name: 'x\ud800y' }, { name: 'Thé' }] },
+  ]);
+  assert.deepEqual(names.get('7'), ['a'.repeat(199), 'Thé']);
+  for (const name of names.get('7') ?? []) assert.ok(name.isWellFormed() && name.length <= 200);
+});
