@@ -118,6 +118,22 @@ test('L1 bounds: refunds beyond the line are cut, 1,000 lines at most, a line th
   assert.match(String(soldLines([{ ...MUG, originalTotalSet: money('douze') }], [], false)), /illisible/);
 });
 
+test('L1 bounds: a SKU or product type longer than L1 allows is cut, never inside an emoji (half of one would refuse the order)', () => {
+  const [mug] = soldLines(
+    [
+      {
+        ...MUG,
+        sku: `${'S'.repeat(99)}🍵`,
+        product: { ...MUG.product, productType: `${'c'.repeat(199)}🍵` },
+      },
+    ],
+    [],
+    false,
+  ) as Record<string, unknown>[];
+  assert.equal(mug!.sku, 'S'.repeat(99));
+  assert.deepEqual(mug!.categories, ['c'.repeat(199)]);
+});
+
 test('webhooks: refunds/create names its order by order_id (the refund is its body)', () => {
   const body = Buffer.from(JSON.stringify({ id: 777, order_id: 5000000001, refund_line_items: [] }));
   const signature = crypto.createHmac('sha256', 's3cret').update(body).digest('base64');

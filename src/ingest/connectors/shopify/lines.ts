@@ -21,6 +21,7 @@
 // to what L1 allows (a refund beyond its line, a discount beyond its subtotal).
 import { LINE_BOUNDS } from '../../order-line.js';
 import { cents, decimalText } from '../woocommerce/json.js';
+import { lineText } from '../line-text.js';
 
 type Json = Record<string, unknown>;
 
@@ -48,10 +49,9 @@ const sumOf = (values: readonly (bigint | undefined)[]): bigint | undefined =>
 const gidNumber = (value: unknown): string | undefined =>
   typeof value === 'string' ? /\/(\d{1,19})$/.exec(value)?.[1] : undefined;
 
-const text = (value: unknown, bound: number): string | undefined => {
-  const t = typeof value === 'string' ? value.replaceAll('\u0000', '').trim().slice(0, bound) : '';
-  return t === '' ? undefined : t;
-};
+// Shopify's texts are trimmed (a title of blanks is no title).
+const text = (value: unknown, bound: number): string | undefined =>
+  lineText(typeof value === 'string' ? value.replaceAll('\u0000', '').trim() : value, bound);
 
 interface Refunded {
   quantity: number;

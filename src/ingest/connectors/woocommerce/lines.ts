@@ -13,6 +13,8 @@
 //   refunded_amount    else the same product and variation): −quantity and −total summed
 // Refunded figures are cut to what L1 allows (a hand-edited refund can exceed the line).
 import { cents, decimalText, list } from './json.js';
+import { lineText } from '../line-text.js';
+import { LINE_BOUNDS } from '../../order-line.js';
 
 type Json = Record<string, unknown>;
 /** The names of a product's categories, as read from the store (empty when unknown). */
@@ -85,16 +87,24 @@ export function soldLines(items: Json[], refunds: Json[], categoriesOf: Categori
     const variantId = idText(item.variation_id);
     const parent =
       typeof item.parent_name === 'string' && item.parent_name !== '' ? item.parent_name : undefined;
-    const productName = (variantId !== undefined ? parent : undefined) ?? String(item.name ?? '');
+    const productName =
+      lineText(
+        (variantId !== undefined ? parent : undefined) ?? String(item.name ?? ''),
+        LINE_BOUNDS.product_name,
+      ) ?? '';
     const gross = subtotal < 0n ? 0n : subtotal;
     const discount = min(gross, total < 0n ? gross : gross - min(total, gross));
     const back = refunded.get(id) ?? { quantity: 0, amount: 0n };
-    const variant = variantId === undefined ? undefined : variantName(item, productName);
+    const variant =
+      variantId === undefined
+        ? undefined
+        : lineText(variantName(item, productName), LINE_BOUNDS.variant_name);
+    const sku = lineText(item.sku, LINE_BOUNDS.sku);
     lines.push({
       line_id: id,
       ...(productId === undefined ? {} : { product_id: productId }),
       ...(variantId === undefined ? {} : { variant_id: variantId }),
-      ...(typeof item.sku === 'string' && item.sku !== '' ? { sku: item.sku } : {}),
+      ...(sku === undefined ? {} : { sku }),
       product_name: productName === '' ? `Produit ${productId ?? id}` : productName,
       ...(variant === undefined ? {} : { variant_name: variant }),
       categories: productId === undefined ? [] : [...categoriesOf(productId)],

@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { soldLines } from '../../../../src/ingest/connectors/woocommerce/lines.js';
 import { categoryNames } from '../../../../src/ingest/connectors/woocommerce/categories.js';
+import { validateLines } from '../../../../src/ingest/order-line.js';
+import type { FieldError } from '../../../../src/ingest/field-checks.js';
 
 const TEE = {
   id: 31,
@@ -139,4 +141,26 @@ test('L1, L5: a long category name is cut at 200 characters, never inside an emo
   ]);
   assert.deepEqual(names.get('7'), ['a'.repeat(199), 'Thé']);
   for (const name of names.get('7') ?? []) assert.ok(name.isWellFormed() && name.length <= 200);
+});
+
+test('L1: a WordPress title longer than L1 allows, a NUL or half an emoji is made to fit, so the order is not refused (its sale not lost)', () => {
+  const title = `${'T'.repeat(499)}🍵 suite`; // the emoji straddles the 500th character
+  const lines = soldLines(
+    [
+      { ...MUG, name: title, sku: `${'S'.repeat(99)}🍵` },
+      { ...TEE, parent_name: 'Thé\u0000 vert', name: `Thé vert - ${'x'.repeat(600)}`, sku: 'a\ud800b' },
+    ],
+    [],
+    () => [],
+  );
+  assert.ok(Array.isArray(lines));
+  const [mug, tee] = lines;
+  assert.equal(mug?.product_name, 'T'.repeat(499));
+  assert.equal(mug?.sku, 'S'.repeat(99));
+  assert.equal(tee?.product_name, 'Thé vert');
+  assert.equal(tee?.variant_name, 'x'.repeat(500));
+  assert.equal(tee?.sku, 'a\ufffdb');
+  const errors: FieldError[] = [];
+  validateLines(lines, errors);
+  assert.deepEqual(errors, []);
 });
