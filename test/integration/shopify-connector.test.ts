@@ -204,7 +204,7 @@ describe('Shopify connector (issue 21)', () => {
             (rows) => rows[0]?.owner && holders.add(rows[0].owner),
             () => undefined,
           );
-      }, 50);
+      }, 200); // a few samples a second, not every connection of the pool
       try {
         await syncedWith(org.id, shop);
       } finally {
