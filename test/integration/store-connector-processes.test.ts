@@ -17,7 +17,7 @@ import { runCli } from '../helpers/processes.js';
 import { eventually, expectedLines, FAST_SYNC_ENV } from '../helpers/woocommerce-expectations.js';
 
 const SYNC_ENV = FAST_SYNC_ENV;
-const ORDERS = 2_500; // 25 pages of 100: the server is killed at the twelfth, 13 are left to resume
+const ORDERS = 4_000; // 40 pages of 100
 const ORG = 'boutique-synchronisee';
 
 interface StoreStatus {

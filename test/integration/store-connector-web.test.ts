@@ -67,7 +67,7 @@ describe('Boutiques page: connecting a WooCommerce store in Chromium (issue 11)'
     assert.ok(chromiumAvailable(), 'Debian chromium is installed');
     const certificate = await FakeWooCommerce.generateCertificate();
     store = await FakeWooCommerce.start({ certificate });
-    store.addOrders(1_500, 17);
+    store.addOrders(3_000, 17);
     service = await startTestService(ENV, { storeCa: store.ca });
     const { org } = await service.addOrganization('Boutique Navigateur', []);
     organizationId = org.id;
@@ -111,7 +111,7 @@ describe('Boutiques page: connecting a WooCommerce store in Chromium (issue 11)'
   });
 
   test('the right keys: the webhook card once, then the backfill’s progress, refreshed without reloading', async () => {
-    store.slowDown(200); // a backfill of 15 pages, each answered in 200 ms at least: the table is refreshed during it
+    store.slowDown(30); // a backfill of ~10 s: the table is refreshed during it
     const response = await submitConnect(store.consumerSecret);
     assert.equal(response.status(), 200);
     const card = page.locator('#webhook-card');
