@@ -164,7 +164,13 @@ export function assertSameAnswers(actual: unknown[], expected: unknown[]): void 
   assert.equal(actual.length, expected.length);
 }
 
-/** Polls until `ready` holds (or fails after timeoutMs, with the last value seen). */
+const NOT_READ: unique symbol = Symbol('not read');
+
+/**
+ * Polls until `ready` holds (or fails after timeoutMs, with the last value seen). A read the
+ * database refuses for a moment (SERVICE_BUSY: every connection of the pool taken by the sync
+ * workers of a busy machine, "réessayez dans quelques secondes") is tried again at the next poll.
+ */
 export async function eventually<T>(
   what: string,
   read: () => Promise<T>,
@@ -172,14 +178,19 @@ export async function eventually<T>(
   timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (!ready(value)) {
+  const tryRead = (): Promise<T | typeof NOT_READ> =>
+    read().catch((error: unknown) => {
+      if ((error as { code?: unknown }).code !== 'SERVICE_BUSY' || Date.now() > deadline) throw error;
+      return NOT_READ;
+    });
+  let value = await tryRead();
+  while (value === NOT_READ || !ready(value)) {
     if (Date.now() > deadline)
       assert.fail(
-        `${what}: not reached in ${timeoutMs} ms (last: ${JSON.stringify(value, (k, v: unknown) => (k === 'credentials' || k === 'webhookSecret' ? undefined : v)).slice(0, 800)})`,
+        `${what}: not reached in ${timeoutMs} ms (last: ${String(JSON.stringify(value, (k, v: unknown) => (k === 'credentials' || k === 'webhookSecret' ? undefined : v))).slice(0, 800)})`,
       );
     await new Promise((resolve) => setTimeout(resolve, 100));
-    value = await read();
+    value = await tryRead();
   }
-  return value;
+  return value as T;
 }
