@@ -190,7 +190,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
     return zones;
   };
-  const redis = config.redisUrl === undefined ? undefined : connectRedis(config.redisUrl, app.log);
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, app.log);
   if (redis) app.addHook('onClose', async () => void redis.disconnect());
   const cacheFallback = redisFallbackWarning(app.log, 'cache local');
   // Issue 9: the columnar engine unless REPORT_ENGINE=sql; the API and the Revenue page share it (S3).
