@@ -36,12 +36,17 @@ async function openPrepared(config: Config): Promise<{ db: Database; demo: DemoA
 
 export async function serve(config: Config): Promise<void> {
   // Issue 28: PGlite starts in its worker thread while this thread loads the server's modules and
-  // compiles the routes' schemas, a second or two each on a 2-core machine. The app reaches the
+  // builds its routes, a second or two each on a 2-core machine. The app reaches the
   // database through a stand-in that waits for the preparation, so that nothing it starts (the
   // snapshots' read-back, the time zones) reads a schema not yet migrated.
   const prepared = openPrepared(config);
   const db = deferredDatabase(
-    prepared.then((p) => p.db),
+    // A database that failed to open stops the start below, with its own message; the app, closed
+    // then, is not also made to log it from each of its first queries.
+    prepared.then(
+      (p) => p.db,
+      () => new Promise<never>(() => undefined),
+    ),
     { engine: config.databaseUrl === undefined ? 'embedded' : 'postgres', secretKey: config.secretKey },
   );
   const building = import('./app.js').then(({ buildApp }) => buildApp(config, { db }));
