@@ -10,7 +10,14 @@ const LAYERS = [
   ['src/ingest', 'src/metrics'],
   ['src/query', 'src/limits'],
   ['src/db', 'src/catalog.ts'],
-  ['src/config.ts', 'src/config', 'src/errors.ts', 'src/logging.ts', 'src/observability'],
+  [
+    'src/config.ts',
+    'src/config',
+    'src/errors.ts',
+    'src/logging.ts',
+    'src/observability',
+    'src/json-schema.ts',
+  ],
 ];
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -7,6 +7,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifyServerOptions,
 } from 'fastify';
 import cors from '@fastify/cors';
 import helmet from 'helmet';
@@ -27,6 +28,7 @@ import { openApi } from './api/openapi.js';
 import { healthRoutes } from './api/health.js';
 import { instrumentation } from './api/instrumentation.js';
 import { instanceHeader } from './api/instance-header.js';
+import { LazyCompilers } from './api/lazy-compilers.js';
 import { webApp, webAssets } from './web/web-app.js';
 import { importExamples } from './web/import-examples.js';
 import { notFoundPage } from './web/not-found.js';
@@ -92,7 +94,13 @@ function frenchClientError(error: Error & { code?: string }, socket: Duplex): vo
   );
 }
 
+type CompilersFactory = NonNullable<
+  NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+>;
+
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  // Issue 28: the routes' schemas compiled on first use or once listening, not before.
+  const compilers = new LazyCompilers();
   const app = Fastify({
     // Secrets are never logged, whatever a log call passes in (K2, src/logging.ts).
     logger:
@@ -113,7 +121,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: 64 * 1024,
     frameworkErrors: (error, request, reply) => void sendError(error, request, reply),
     clientErrorHandler: frenchClientError,
+    schemaController: {
+      compilersFactory: {
+        buildValidator: compilers.buildValidator as unknown as CompilersFactory['buildValidator'],
+        buildSerializer: compilers.buildSerializer as unknown as CompilersFactory['buildSerializer'],
+      },
+    },
   });
+  app.addHook('onListen', async () =>
+    compilers.compileRest((err: unknown) => app.log.error({ err }, 'route schema failed to compile')),
+  );
   // Security headers on every answer (finding 11): scripts and styles from this origin only, no
   // inline script, no framing, no sniffing, the referrer kept within the site (the organization
   // switch returns to the page it was sent from). HSTS only on an HTTPS request: sent over plain
@@ -190,7 +207,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
     return zones;
   };
-  const redis = config.redisUrl === undefined ? undefined : connectRedis(config.redisUrl, app.log);
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, app.log);
   if (redis) app.addHook('onClose', async () => void redis.disconnect());
   const cacheFallback = redisFallbackWarning(app.log, 'cache local');
   // Issue 9: the columnar engine unless REPORT_ENGINE=sql; the API and the Revenue page share it (S3).

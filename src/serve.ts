@@ -1,33 +1,70 @@
-// The server: open the database, migrate, seed the demo if asked, listen; stop on SIGTERM/SIGINT.
+// The server: open the database (migrate, seed the demo if asked) while the routes are built,
+// listen once both are done; stop on SIGTERM/SIGINT.
 import type { Config } from './config.js';
-import { openDatabase } from './db/database.js';
+import { openDatabase, type Database } from './db/database.js';
+import { deferredDatabase } from './db/deferred-database.js';
 import { migrate } from './db/migrate.js';
-import { buildApp } from './app.js';
+import { schemaIsCurrent } from './db/schema-version.js';
 import { seedDemo, printDemo, type DemoAccess } from './demo/seed.js';
 import { recoverInterruptedImports } from './ingest/jobs.js';
 import { releaseAllLeases } from './ingest/connectors/connections.js';
 
-export async function serve(config: Config): Promise<void> {
+/** What must be done to the database before the server answers: the schema, then what a killed process left. */
+async function prepareDatabase(config: Config, db: Database): Promise<DemoAccess | undefined> {
+  // One statement when the schema is current (issue 28), as for a command: migrate() takes a lock
+  // and runs a transaction per migration, a hundred round trips through PGlite's one session.
+  if (!(await schemaIsCurrent(db))) await migrate(db);
+  // Imports killed with a previous process: failed, their staged rows gone (finding 7). On the
+  // embedded database this server is the only process, so every unfinished job was killed.
+  const interrupted = await recoverInterruptedImports(db, { everyJob: db.engine === 'embedded' });
+  if (interrupted > 0) process.stderr.write(`${interrupted} import(s) interrompu(s) marqué(s) en échec\n`);
+  if (db.engine === 'embedded') await releaseAllLeases(db);
+  return config.demo ? await seedDemo(db, (line) => process.stderr.write(`${line}\n`)) : undefined;
+}
+
+/** The database opened and prepared; closed again if its preparation fails. */
+async function openPrepared(config: Config): Promise<{ db: Database; demo: DemoAccess | undefined }> {
   const db = await openDatabase(config, { role: 'server' });
-  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
-  let demo: DemoAccess | undefined;
   try {
-    await migrate(db);
-    // Imports killed with a previous process: failed, their staged rows gone (finding 7). On the
-    // embedded database this server is the only process, so every unfinished job was killed.
-    const interrupted = await recoverInterruptedImports(db, { everyJob: db.engine === 'embedded' });
-    if (interrupted > 0) process.stderr.write(`${interrupted} import(s) interrompu(s) marqué(s) en échec\n`);
-    if (db.engine === 'embedded') await releaseAllLeases(db);
-    demo = config.demo ? await seedDemo(db, (line) => process.stderr.write(`${line}\n`)) : undefined;
-    app = await buildApp(config, { db });
-    await app.listen({ port: config.port, host: config.host });
+    return { db, demo: await prepareDatabase(config, db) };
   } catch (error) {
-    // Port in use, failed migration…: release the database (and its lock) so the command exits.
-    await app?.close().catch(() => undefined);
+    // A failed migration…: release the database (and its lock) so the command exits.
     await db.close().catch(() => undefined);
     throw error;
   }
+}
+
+export async function serve(config: Config): Promise<void> {
+  // Issue 28: PGlite starts in its worker thread while this thread loads the server's modules and
+  // builds its routes, a second or two each on a 2-core machine. The app reaches the
+  // database through a stand-in that waits for the preparation, so that nothing it starts (the
+  // snapshots' read-back, the time zones) reads a schema not yet migrated.
+  const prepared = openPrepared(config);
+  const db = deferredDatabase(
+    // A database that failed to open stops the start below, with its own message; the app, closed
+    // then, is not also made to log it from each of its first queries.
+    prepared.then(
+      (p) => p.db,
+      () => new Promise<never>(() => undefined),
+    ),
+    { engine: config.databaseUrl === undefined ? 'embedded' : 'postgres', secretKey: config.secretKey },
+  );
+  const building = import('./app.js').then(({ buildApp }) => buildApp(config, { db }));
+  building.catch(() => undefined); // awaited below, after the database
+  let opened: Awaited<typeof prepared> | undefined;
+  let app: Awaited<typeof building> | undefined;
+  try {
+    opened = await prepared;
+    app = await building;
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // Port in use, failed migration…: release the database (and its lock) so the command exits.
+    await (app ?? (await building.catch(() => undefined)))?.close().catch(() => undefined);
+    await opened?.db.close().catch(() => undefined);
+    throw error;
+  }
   const server = app;
+  const { demo } = opened;
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
   // The demo key and password go to the terminal (stderr), never into the JSON log stream on
   // stdout that a log collector keeps (issue 7, finding 9).
@@ -39,7 +76,7 @@ export async function serve(config: Config): Promise<void> {
     server.log.info({ signal }, 'arrêt en cours : fin des requêtes en cours, fermeture des connexions');
     void server
       .close()
-      .then(() => db.close())
+      .then(() => opened.db.close())
       .then(
         () => process.exit(0),
         () => process.exit(1),

@@ -8,7 +8,8 @@
 // accepts, so the document never forbids what the service takes. The parse step is the stricter
 // of the two where JSON Schema cannot say a rule (decimal digits only, a real time zone, `from`
 // not after `to`): those answers are the documented 400s.
-import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
+import type { Static, TSchema } from '@fastify/type-provider-typebox';
+import { Type } from '../json-schema.js';
 import { atLineGrain, DIMENSIONS, GRAINS, METRICS } from '../catalog.js';
 import { ERROR_CODES, ERROR_KINDS, type ErrorCode } from '../errors.js';
 import { COMPARE_MODES } from '../query/compare.js';

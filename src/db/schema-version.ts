@@ -5,17 +5,20 @@ import type { Queryable } from './database.js';
 import { readMigrations } from './migrate.js';
 
 /**
- * Whether every migration is applied and none has work left (migration 004's rehash): one
- * statement. migrate() takes a lock and runs a transaction per migration, some thirty round
- * trips, which a small import would pay each time; on the embedded engine each may wait behind a
- * running report for PGlite's one session. Anything unexpected (no table yet) answers false and
- * leaves the work to migrate().
+ * Whether every migration is applied and none has work left (migration 004's rehash, 014's
+ * addresses: a run killed midway goes on at the next migrate): one statement. migrate() takes a
+ * lock and runs a transaction per migration, about a hundred round trips, which a small import or
+ * a server's start would pay each time; on the embedded engine each may wait behind a running
+ * report for PGlite's one session. Anything unexpected (no table yet) answers false and leaves the
+ * work to migrate().
  */
 export async function schemaIsCurrent(db: Queryable): Promise<boolean> {
   try {
     const [row] = await db.query<{ versions: number[]; pending: boolean }>(
       `SELECT coalesce(array_agg(version ORDER BY version), '{}') AS versions,
-         EXISTS (SELECT 1 FROM customer_rehash_pending) AS pending FROM schema_migrations`,
+         EXISTS (SELECT 1 FROM customer_rehash_pending)
+           OR EXISTS (SELECT 1 FROM store_address_pending) AS pending
+       FROM schema_migrations`,
     );
     const expected = readMigrations().map((m) => m.version);
     return (

@@ -6,7 +6,8 @@
 // form body (64 KiB). The rules a person can break (a key name too long, too many statuses, a bad
 // date) stay in the core functions, which answer in French next to the field; a request that
 // breaks a schema was not sent by our pages and gets the generic "Requête invalide" page.
-import { Type, type TSchema } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@fastify/type-provider-typebox';
+import { Type } from '../json-schema.js';
 
 export const FORM_BODY_LIMIT = 64 * 1024;
 

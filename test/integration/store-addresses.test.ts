@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Database } from '../../src/db/database.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrate, readMigrations } from '../../src/db/migrate.js';
+import { schemaIsCurrent } from '../../src/db/schema-version.js';
 import { AppError } from '../../src/errors.js';
 import { connectStore } from '../../src/domain/store-connections.js';
 import { createOrganization } from '../../src/domain/organizations.js';
@@ -39,6 +40,16 @@ describe(`store addresses (${engine})`, () => {
   after(async () => {
     await test_?.cleanup();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('finding 5, issue 28: a start or a command migrates again while 014 has addresses left (a run killed midway)', async () => {
+    // serve and the commands run migrate() only when schemaIsCurrent() says so (one statement).
+    assert.equal(await schemaIsCurrent(db), true);
+    const org = await createOrganization(db, { name: 'Interrompue' });
+    await db.query('INSERT INTO store_address_pending (organization_id) VALUES ($1)', [org.id]);
+    assert.equal(await schemaIsCurrent(db), false, 'the rest of the rewrite is still to do');
+    await migrate(db);
+    assert.equal(await schemaIsCurrent(db), true);
   });
 
   test('finding 5: a file naming one store in several spellings imports into one store', async () => {

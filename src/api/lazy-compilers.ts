@@ -1,0 +1,94 @@
+// The routes' schema compilers, built and run when first needed instead of at start (issue 28):
+// loading ajv and compiling every route's schemas was a few hundred milliseconds of each start,
+// before the port opened. Each validator is the one Fastify makes by default (its own compiler,
+// @fastify/ajv-compiler, with the server's ajv options), compiled by the first request that needs
+// it or, once the server listens, in the background, one a turn of the event loop: every route
+// validates its input exactly as before. The serializers likewise (no route of ours declares a
+// response schema: the documented responses are in `config.docResponses`, src/api/openapi.ts).
+import { createRequire } from 'node:module';
+
+interface RouteSchema {
+  readonly schema: unknown;
+  readonly method: string;
+  readonly url: string;
+  readonly httpPart?: string;
+}
+type Validate = ((data: unknown, context?: object) => unknown) & { errors?: unknown; schemaEnv?: unknown };
+type Compile<F> = (route: RouteSchema) => F;
+type CompilerFactory<F> = (externalSchemas: unknown, options: unknown) => Compile<F>;
+
+/** Fastify's default compiler factory `name`, resolved from Fastify's package as Fastify does. */
+function fastifyDefault<F>(name: string): CompilerFactory<F> {
+  const load = createRequire(import.meta.resolve('fastify'))(name) as () => CompilerFactory<F>;
+  return load();
+}
+
+export class LazyCompilers {
+  private validators: CompilerFactory<Validate> | undefined;
+  private serializers: CompilerFactory<unknown> | undefined;
+  /** Validators made, to be compiled by compileRest() unless a request has needed them first. */
+  private waiting: (() => unknown)[] = [];
+  private uncompiled = 0;
+
+  /** Fastify's `schemaController.compilersFactory.buildValidator`. */
+  readonly buildValidator = (externalSchemas: unknown, ajvOptions: unknown): Compile<Validate> => {
+    let compile: Compile<Validate> | undefined; // an Ajv instance, made for the first schema compiled
+    const compilerOf = () =>
+      (compile ??= (this.validators ??= fastifyDefault<Validate>('@fastify/ajv-compiler'))(
+        externalSchemas,
+        ajvOptions,
+      ));
+    return (route) => {
+      let validate: Validate | undefined;
+      const compiled = (): Validate => {
+        if (validate === undefined) {
+          validate = compilerOf()(route);
+          this.uncompiled--;
+        }
+        return validate;
+      };
+      this.uncompiled++;
+      this.waiting.push(compiled);
+      const lazy: Validate = (data, context) => {
+        const real = compiled();
+        const result = context === undefined ? real(data) : real(data, context);
+        lazy.errors = real.errors; // where Fastify reads why the input was refused
+        return result;
+      };
+      // Fastify passes the request as the parent of the value when the validator has a schemaEnv
+      // (so that ajv may coerce the value itself): read when the first request is validated.
+      Object.defineProperty(lazy, 'schemaEnv', { get: () => compiled().schemaEnv });
+      return lazy;
+    };
+  };
+
+  /** Fastify's `schemaController.compilersFactory.buildSerializer`: loaded for the first response schema. */
+  readonly buildSerializer = (externalSchemas: unknown, options: unknown): Compile<unknown> => {
+    let compile: Compile<unknown> | undefined;
+    return (route) =>
+      (compile ??= (this.serializers ??= fastifyDefault('@fastify/fast-json-stringify-compiler'))(
+        externalSchemas,
+        options,
+      ))(route);
+  };
+
+  /** How many validators are still to be compiled. */
+  get pending(): number {
+    return this.uncompiled;
+  }
+
+  /**
+   * Compiles, one a turn of the event loop (a few milliseconds each), the validators no request
+   * has needed yet; `failed` hears of a schema that does not compile (its route answers 500).
+   */
+  compileRest(failed: (error: unknown) => void): void {
+    const next = this.waiting.shift();
+    if (!next) return;
+    try {
+      next();
+    } catch (error) {
+      failed(error);
+    }
+    setImmediate(() => this.compileRest(failed));
+  }
+}

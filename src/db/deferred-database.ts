@@ -1,0 +1,31 @@
+// A database still opening, usable at once: each call waits until it is open, then runs. The
+// server builds its routes (module loading, schema compilation: the main thread) while PGlite
+// starts in its worker thread and the schema is checked, instead of one after the other (issue 28,
+// the time from `serve` to the port listening).
+import type { Database, QueryOptions, Queryable, Row } from './database.js';
+
+export function deferredDatabase(
+  opening: Promise<Database>,
+  known: Pick<Database, 'engine' | 'secretKey'>,
+): Database {
+  // A failed opening is reported by whoever awaits `opening` (the server's start), not as an
+  // unhandled rejection while nothing has asked the database anything yet.
+  opening.catch(() => undefined);
+  return {
+    engine: known.engine,
+    secretKey: known.secretKey,
+    query: async <R extends Row = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) =>
+      (await opening).query<R>(sql, params, options),
+    queryPages: async <R extends Row = Row>(
+      sql: string,
+      params: readonly unknown[],
+      onPage: (rows: R[]) => void | Promise<void>,
+      options?: QueryOptions,
+    ) => (await opening).queryPages<R>(sql, params, onPage, options),
+    copyIn: async (sql: string, data: string | Buffer) => (await opening).copyIn(sql, data),
+    copyOut: async (sql: string, onData: (data: Buffer) => void | Promise<void>) =>
+      (await opening).copyOut(sql, onData),
+    transaction: async <T>(work: (tx: Queryable) => Promise<T>) => (await opening).transaction(work),
+    close: async () => (await opening).close(),
+  };
+}
