@@ -12,19 +12,13 @@ interface HostOptions {
   socketPath: string;
   /** PGlite compiled by the parent (src/db/embedded.ts), shared rather than compiled again. */
   pgliteModule?: PGliteOptions['pgliteWasmModule'];
-  /** `name=value` settings for PostgreSQL's start (embedded.ts' HOST_SETTINGS). */
-  settings?: readonly string[];
 }
 
 async function main(): Promise<void> {
-  const { dataDir, socketPath, pgliteModule, settings = [] } = workerData as HostOptions;
+  const { dataDir, socketPath, pgliteModule } = workerData as HostOptions;
   const port = parentPort;
   if (!port) throw new Error('embedded-host must run in a worker thread');
-  const db = await PGlite.create({
-    dataDir,
-    startParams: [...PGlite.defaultStartParams, ...settings.flatMap((setting) => ['-c', setting])],
-    ...(pgliteModule ? { pgliteWasmModule: pgliteModule } : {}),
-  });
+  const db = await PGlite.create({ dataDir, ...(pgliteModule ? { pgliteWasmModule: pgliteModule } : {}) });
   const handlers = new Set<PGLiteSocketHandler>();
   const queue = new SessionQueue(db, (handlerId) => {
     for (const handler of handlers) if (handler.handlerId === handlerId) void handler.detach(true);

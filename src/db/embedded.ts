@@ -149,31 +149,9 @@ function pgliteModule(): Promise<CompiledPglite | undefined> {
   return compiledPglite;
 }
 
-/**
- * PostgreSQL settings of the PGlite a process hosts, by its role (issue 27, item 6). A command that
- * hosts the database for itself (`import` with no server running) gets a larger buffer pool: an
- * import's staging tables, then the orders and lines it writes, and the snapshot read back from
- * them all stay in memory instead of being written out and read back through the host's file
- * system (PGlite's pages go through Node's `fs` one call each). Measured on 100,000 orders with
- * their lines: 17% less CPU, the snapshot's build 30% faster, for a peak RSS of about 0.9 GiB
- * instead of 0.45 (bounded: it does not grow with the file; docs/benchmarks.md). A server keeps
- * PGlite's default: it runs for days beside the snapshots it holds in memory. New WAL files are
- * not filled with zeros first (`wal_init_zero`): PGlite writes its files through Node, where
- * the zeros are 16 MiB of writes per 16 MiB of WAL and buy nothing (no fsync either way).
- */
-export const HOST_SETTINGS: Readonly<Record<HostRole, readonly string[]>> = {
-  server: ['wal_init_zero=off'],
-  cli: ['wal_init_zero=off', 'shared_buffers=512MB'],
-};
-
-async function startWorker(dataDir: string, socketPath: string, role: HostRole): Promise<Worker> {
+async function startWorker(dataDir: string, socketPath: string): Promise<Worker> {
   const worker = new Worker(new URL('./embedded-host.js', import.meta.url), {
-    workerData: {
-      dataDir: path.join(dataDir, 'pgdata'),
-      socketPath,
-      pgliteModule: await pgliteModule(),
-      settings: HOST_SETTINGS[role],
-    },
+    workerData: { dataDir: path.join(dataDir, 'pgdata'), socketPath, pgliteModule: await pgliteModule() },
   });
   return new Promise((resolve, reject) => {
     worker.once('message', (message: { type: string; message?: string }) => {
@@ -196,7 +174,7 @@ export async function startHost(dataDir: string, role: HostRole): Promise<Embedd
   let worker: Worker;
   try {
     fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
-    worker = await startWorker(dataDir, path.join(socketDir, SOCKET_NAME), role);
+    worker = await startWorker(dataDir, path.join(socketDir, SOCKET_NAME));
   } catch (error) {
     release();
     throw error;
