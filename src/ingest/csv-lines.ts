@@ -4,10 +4,17 @@
 // row's; a different value rejects the row (I1), and with it the order, whose lines would be
 // incomplete. A row whose line columns are all empty is an order without lines: its only row.
 // One order is held at a time, at most L1's 1,000 lines (I3: memory stays flat).
+// An order whose rows come back after another order's is refused there (its rows are not
+// consecutive): taken as a second copy of the order, the last one would replace the first (I2) and
+// its first rows' lines would vanish without a word (a file sorted by product, not by order). The
+// orders already gathered are remembered by their first row, the last SEEN_ORDERS of them: past
+// that distance, a repeat is a re-import of the order (I2), as in NDJSON (docs/decisions.md).
 import { LINE_BOUNDS, LINE_FIELDS, thousands } from './order-line.js';
 import type { ReadEntry, RowProblem } from './read-entry.js';
 
 const LINE_COLUMNS = new Set<string>(LINE_FIELDS);
+/** How many gathered orders are remembered to refuse one whose rows come back (about 10 MB). */
+export const SEEN_ORDERS = 100_000;
 /** L8: the categories of a line in one cell. */
 export const CATEGORY_SEPARATOR = '|';
 
@@ -125,6 +132,19 @@ export async function* gatherOrderLines(
 ): AsyncGenerator<ReadEntry> {
   let order: Gathered | undefined;
   let gathering: boolean | undefined;
+  const seen = new Map<string, number>(); // an order's key → its first row, oldest first
+  const done = (gathered: Gathered): ReadEntry => {
+    const key = keyOf(gathered.record);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      const message = `les lignes de cette commande ne se suivent pas : elle a déjà des lignes plus haut (ligne ${first}), séparées d’elle par d’autres commandes ; triez le fichier par commande`;
+      gathered.problems.unshift({ line: gathered.line, field: 'id', message });
+    } else {
+      seen.set(key, gathered.line);
+      if (seen.size > SEEN_ORDERS) seen.delete(seen.keys().next().value as string);
+    }
+    return entryOf(gathered);
+  };
   for await (const row of rows) {
     gathering ??= 'record' in row ? hasLineColumns(header() ?? []) : undefined;
     if (!('record' in row) || gathering !== true) {
@@ -135,8 +155,12 @@ export async function* gatherOrderLines(
       add(order, row.line, row.record);
       continue;
     }
-    if (order !== undefined) yield entryOf(order);
+    if (order !== undefined) yield done(order);
     order = start(row.line, row.record);
   }
-  if (order !== undefined) yield entryOf(order);
+  if (order !== undefined) yield done(order);
 }
+
+/** An order's identity in the file: its store and id as written (I2 spells stores alike later). */
+const keyOf = (record: Record<string, unknown>): string =>
+  `${String(record.store ?? '')}\u0000${String(record.id ?? '')}`;

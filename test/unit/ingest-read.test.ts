@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import {
   formatOfFileName,
   readCsv,
+  readCsvOrders,
   readNdjson,
   sniffFormat,
   type ReadEntry,
@@ -267,4 +268,26 @@ test('a CSV header naming a column twice refuses the whole file (fatal)', async 
   const [entry] = await collect(readCsv(streamOf('id,total,total\n1,2,3\n')));
   assert.ok(entry && 'error' in entry);
   assert.equal(entry.fatal, true);
+});
+
+test('L8: an order whose rows come back after another order is refused there, naming its first row; its first rows are kept', async () => {
+  const text = [
+    'store,id,created_at,status,total,line_id,quantity,subtotal,discount',
+    'https://s.example,nc1,2026-03-01T10:00:00Z,completed,30.00,l1,1,10.00,0',
+    ',,,,,l2,1,10.00,0',
+    'https://s.example,nc2,2026-03-01T11:00:00Z,completed,5.00,p1,1,5.00,0',
+    'https://s.example,nc1,,,,l9,1,10.00,0',
+    'https://other.example,nc1,2026-03-01T12:00:00Z,completed,7.00,x1,1,7.00,0',
+  ].join('\n');
+  const entries = (await collect(readCsvOrders(streamOf(text, 11)))).filter((e) => 'record' in e);
+  assert.deepEqual(
+    entries.map((e) => [e.line, (e.record.lines as unknown[]).length, e.problems?.map((p) => p.field) ?? []]),
+    [
+      [2, 2, []],
+      [4, 1, []],
+      [5, 1, ['id']],
+      [6, 1, []], // the same id in another store is another order
+    ],
+  );
+  assert.match(entries[2]?.problems?.[0]?.message ?? '', /ne se suivent pas.*ligne 2/);
 });
