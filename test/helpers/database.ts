@@ -28,6 +28,8 @@ export const TEST_SECRET_KEY = '5c0e9a7b3d1f2e4a6b8c0d2e4f6a8b0c1d3e5f7a9b2c4d6e
 
 export interface TestDatabase {
   config: Config;
+  /** The variables config was loaded from: another configuration on the same database adds to them. */
+  env: Record<string, string>;
   db: Database;
   /** Closes the database and removes everything it created. */
   cleanup(): Promise<void>;
@@ -45,6 +47,7 @@ export function migratedConfig(env: Record<string, string> = {}): Promise<FreshD
 
 interface FreshDatabase {
   config: Config;
+  env: Record<string, string>;
   drop(): Promise<void>;
 }
 
@@ -63,17 +66,17 @@ async function newDatabase(env: Record<string, string>, migrated: boolean): Prom
     const template = migrated ? process.env[TEMPLATE_DATA_DIR] : undefined;
     // pgdata alone: secret.key is still made on first use, one per database as before.
     if (template) fs.cpSync(path.join(template, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
-    return {
-      config: loadConfig({ DATA_DIR: dir, ...env }),
-      drop: async () => removeInBackground(dir),
-    };
+    const all = { DATA_DIR: dir, ...env };
+    return { config: loadConfig(all), env: all, drop: async () => removeInBackground(dir) };
   }
   const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `sm_test_${crypto.randomBytes(6).toString('hex')}`;
   const template = migrated ? process.env[TEMPLATE_DATABASE] : undefined;
   await onServer(adminUrl, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  const all = { DATABASE_URL: databaseUrl(adminUrl, name), SECRET_KEY: TEST_SECRET_KEY, ...env };
   return {
-    config: loadConfig({ DATABASE_URL: databaseUrl(adminUrl, name), SECRET_KEY: TEST_SECRET_KEY, ...env }),
+    config: loadConfig(all),
+    env: all,
     drop: () => onServer(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
@@ -115,11 +118,12 @@ function databaseUrl(adminUrl: string, name: string): string {
 
 /** A fresh database with every migration applied (a copy of the run's template when there is one). */
 export async function openTestDatabase(env: Record<string, string> = {}): Promise<TestDatabase> {
-  const { config, drop } = await migratedConfig(env);
+  const { config, env: all, drop } = await migratedConfig(env);
   const db = await openDatabase(config, { role: 'server' });
   await migrate(db); // on a copy of the template, finds nothing left to apply
   return {
     config,
+    env: all,
     db,
     async cleanup() {
       await db.close();

@@ -521,6 +521,26 @@ export function currentOrders(lines: readonly RawOrder[]): RawOrder[] {
   return [...byKey.values()];
 }
 
+/**
+ * The normalized current orders of the last few line lists, by their JSON text: a test asks the
+ * oracle hundreds of times about the same ~2,000 lines, and normalizing them (BigInt cents,
+ * nanosecond instants) cost more CPU than the service answering. Keyed by content, not by the
+ * array, so a list changed in place is never answered from a stale copy.
+ */
+const normalizedByText = new Map<string, readonly Order[]>();
+const NORMALIZED_KEPT = 4;
+
+function normalizedCurrentOrders(lines: readonly RawOrder[]): readonly Order[] {
+  const text = JSON.stringify(lines);
+  let orders = normalizedByText.get(text);
+  if (!orders) {
+    orders = currentOrders(lines).map(normalize);
+    if (normalizedByText.size >= NORMALIZED_KEPT) normalizedByText.clear();
+    normalizedByText.set(text, orders);
+  }
+  return orders;
+}
+
 /** S2: net(order), deducting a refund once. */
 export function netCents(order: Order, deductions: readonly Deduction[]): bigint {
   const refunds = deductions.includes('refunds');
@@ -595,9 +615,7 @@ export function oracle(
 ): OracleAnswer {
   const excluded = new Set(settings.excludedStatuses);
   // S1: excluded orders count nowhere.
-  const counted = currentOrders(lines)
-    .map(normalize)
-    .filter((o) => !excluded.has(o.status));
+  const counted = normalizedCurrentOrders(lines).filter((o) => !excluded.has(o.status));
 
   // U2: first order of each customer, across all stores, whatever the period.
   const firstOrder = new Map<string, bigint>();

@@ -2,6 +2,7 @@
 // imported through the real import path, and the Fastify app (in-process and on a real socket).
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { createOrganization, setSubscription, type Organization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
@@ -79,4 +80,18 @@ export async function startSqlEngineApp(
   );
   const baseUrl = await listenOnLoopback(app);
   return { baseUrl, get: getter(baseUrl), close: () => app.close() };
+}
+
+/**
+ * Another app on a database already open, its configuration the database's variables with env
+ * over them: its own in-memory limits (R2, logins) and settings, without the seconds another
+ * embedded database costs to start.
+ */
+export async function startTestApp(
+  database: Pick<TestDatabase, 'db' | 'env'>,
+  env: Record<string, string>,
+): Promise<Pick<TestService, 'app' | 'baseUrl' | 'get'> & { close(): Promise<void> }> {
+  const app = await buildApp(loadConfig({ ...database.env, ...env }), { db: database.db, logger: false });
+  const baseUrl = await listenOnLoopback(app);
+  return { app, baseUrl, get: getter(baseUrl), close: () => app.close() };
 }

@@ -12,7 +12,7 @@ import { addUserToOrganization } from '../../src/domain/users.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { addDays, todayUtc } from '../../src/query/dates.js';
 import { TEST_SECRET_KEY } from '../helpers/database.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { startTestApp, startTestService, type TestService } from '../helpers/service.js';
 
 const ORDER = {
   store: 'https://shop.example',
@@ -30,17 +30,24 @@ async function errorOf(response: Response): Promise<Record<string, unknown>> {
   return body;
 }
 
+// One database for the file (an embedded one costs seconds to start): each suite that needs its
+// own settings or in-memory limits gets its own app on it (startTestApp), and its own organizations.
+let shared: TestService;
+before(async () => {
+  shared = await startTestService();
+});
+after(() => shared?.cleanup());
+
 describe('authentication and keys', () => {
   let service: TestService;
   let key: string;
   let orgId: string;
   before(async () => {
-    service = await startTestService();
+    service = shared;
     const created = await service.addOrganization('Gamma', [ORDER]);
     key = created.key;
     orgId = created.org.id;
   });
-  after(() => service.cleanup());
 
   test('G1: the catalog lists the five dimensions and ten metrics with their French labels, and proves the key', async () => {
     const response = await service.get('/api/reports/catalog', key);
@@ -224,10 +231,11 @@ describe('behind a reverse proxy', () => {
       ['127.0.0.1', true],
       ['0', false],
     ] as const) {
-      const service = await startTestService({ TRUST_PROXY: trust });
+      const service = await startTestApp(shared, { TRUST_PROXY: trust });
+      const email = `p${secure ? 1 : 2}@proxy.example`; // a user of one organization: no choice to make
       try {
-        const org = await createOrganization(service.db, { name: 'Proxy' });
-        await addUserToOrganization(service.db, org.id, 'p@proxy.example', 'long enough password');
+        const org = await createOrganization(shared.db, { name: 'Proxy' });
+        await addUserToOrganization(shared.db, org.id, email, 'long enough password');
         const form = await service.app.inject({ url: '/login', headers: { 'x-forwarded-proto': 'https' } });
         const csrfCookie = String(form.headers['set-cookie']);
         assert.equal(/;\s*Secure/i.test(csrfCookie), secure, csrfCookie);
@@ -243,7 +251,7 @@ describe('behind a reverse proxy', () => {
           },
           payload: new URLSearchParams({
             _csrf: token,
-            email: 'p@proxy.example',
+            email,
             password: 'long enough password',
           }).toString(),
         });
@@ -253,7 +261,7 @@ describe('behind a reverse proxy', () => {
           .find((c) => String(c).startsWith('sm_session='));
         assert.equal(/;\s*Secure/i.test(String(session)), secure, String(session));
       } finally {
-        await service.cleanup();
+        await service.close();
       }
     }
   });
@@ -305,13 +313,13 @@ describe('unexpected failures', () => {
 });
 
 describe('rate limits', () => {
-  let service: TestService;
+  let service: Awaited<ReturnType<typeof startTestApp>>;
   let key: string;
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_MAX: '5', AUTH_FAILURE_LIMIT: '3' });
-    key = (await service.addOrganization('Delta', [])).key;
+    service = await startTestApp(shared, { RATE_LIMIT_MAX: '5', AUTH_FAILURE_LIMIT: '3' });
+    key = (await shared.addOrganization('Delta', [])).key;
   });
-  after(() => service.cleanup());
+  after(() => service.close());
 
   test('R1: every authenticated answer carries the limit headers; past the limit 429 with Retry-After', async () => {
     const statuses: number[] = [];
@@ -329,7 +337,7 @@ describe('rate limits', () => {
   });
 
   test('R2: past the failed-authentication limit an address gets 429, even with a valid key', async () => {
-    const other = await service.addOrganization('Epsilon', []);
+    const other = await shared.addOrganization('Epsilon', []);
     for (let i = 0; i < 3; i++)
       assert.equal((await service.get('/api/reports/catalog', mintKey())).status, 401);
     const blocked = await service.get('/api/reports/catalog', other.key);
@@ -341,7 +349,7 @@ describe('rate limits', () => {
 
 describe('failed authentications in parallel', () => {
   test('R2: parallel guesses from one address get no more than the limit of lookups', async () => {
-    const service = await startTestService({ AUTH_FAILURE_LIMIT: '3' });
+    const service = await startTestApp(shared, { AUTH_FAILURE_LIMIT: '3' });
     try {
       const responses = await Promise.all(
         Array.from({ length: 20 }, () => service.get('/api/reports/catalog', mintKey())),
@@ -349,7 +357,7 @@ describe('failed authentications in parallel', () => {
       const statuses = responses.map((r) => r.status).sort();
       assert.deepEqual(statuses, [...Array(3).fill(401), ...Array(17).fill(429)]);
     } finally {
-      await service.cleanup();
+      await service.close();
     }
   });
 });
@@ -357,10 +365,10 @@ describe('failed authentications in parallel', () => {
 describe('revocation under load', () => {
   test('K4: while cached answers stream to many connections, every request sent after a revocation is refused', async () => {
     // Limits out of the way: this is about K4 with key lookups batched (src/auth/key-lookup.ts).
-    const service = await startTestService({ RATE_LIMIT_MAX: '100000', AUTH_FAILURE_LIMIT: '1000' });
+    const service = await startTestApp(shared, { RATE_LIMIT_MAX: '100000', AUTH_FAILURE_LIMIT: '1000' });
     try {
-      const { org, key: other } = await service.addOrganization('Load', [ORDER]);
-      const victim = await createApiKey(service.db, org.id, 'victim');
+      const { org, key: other } = await shared.addOrganization('Load', [ORDER]);
+      const victim = await createApiKey(shared.db, org.id, 'victim');
       const path = '/api/reports/tabular?metrics=orders';
       assert.equal((await service.get(path, victim.key)).status, 200); // cached from now on
       let revokedAt = Infinity;
@@ -383,13 +391,13 @@ describe('revocation under load', () => {
         assert.ok(waited < 60_000, `answered before (${before.length})`);
         await new Promise((r) => setTimeout(r, 20));
       }
-      await revokeApiKey(service.db, org.id, victim.prefix);
+      await revokeApiKey(shared.db, org.id, victim.prefix);
       revokedAt = performance.now();
       await Promise.all(connections);
       assert.ok(before.filter((s) => s === 200).length >= 12, `answered before (${before.length})`);
       assert.deepEqual(after, Array(12).fill(401));
     } finally {
-      await service.cleanup();
+      await service.close();
     }
   });
 });

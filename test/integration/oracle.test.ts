@@ -706,20 +706,33 @@ function withComparison(query: GeneratedQuery, lines: readonly RawOrder[]): Gene
 /** What the comparisons need of a service: GET with a key. */
 type Client = Pick<TestService, 'get'>;
 
-/** undefined when the API answers exactly as the oracle; otherwise a readable description. */
+/**
+ * mismatch: undefined when the API answers exactly as the oracle; otherwise a readable
+ * description. expected: the oracle's answer.
+ */
 async function compare(
   service: Client,
   key: string,
   lines: readonly RawOrder[],
   settings: ReportSettings,
   query: GeneratedQuery,
-): Promise<string | undefined> {
+): Promise<{ mismatch: string | undefined; expected: OracleAnswer }> {
   // The oracle reads the request itself (P1 ids, defaults).
   const expected: OracleAnswer = oracle(
     lines,
     settings,
     queryFromSearch(new URL(query.path, 'http://x').searchParams),
   );
+  return { mismatch: await differences(service, key, settings, query, expected), expected };
+}
+
+async function differences(
+  service: Client,
+  key: string,
+  settings: ReportSettings,
+  query: GeneratedQuery,
+  expected: OracleAnswer,
+): Promise<string | undefined> {
   const response = await service.get(query.path, key);
   const text = await response.text();
   const context = `query ${query.path}\n  settings ${JSON.stringify(settings)}`;
@@ -825,10 +838,8 @@ async function compareMany(
   let extended = 0;
   let csv = 0;
   for (const query of queries) {
-    const mismatch = await compare(service, key, lines, settings, query);
+    const { mismatch, expected } = await compare(service, key, lines, settings, query);
     if (mismatch) mismatches.push(mismatch);
-    const parsed = queryFromSearch(new URL(query.path, 'http://x').searchParams);
-    const expected = oracle(lines, settings, parsed);
     if (expected.truncated) truncated++;
     rows += expected.body.rowCount;
     if (/[?&](filter\.|granularity=|offset=)/.test(query.path)) extended++;
@@ -863,8 +874,15 @@ const SETTINGS: ReportSettings[] = [
   { excludedStatuses: DEFAULT_SETTINGS.excludedStatuses, deductions: ['shipping', 'refunds'] },
 ];
 
+// One service for the whole file, each suite in its own organizations (starting another embedded
+// database cost seconds for four orders).
+let service: TestService;
+before(async () => {
+  service = await startTestService({ RATE_LIMIT_MAX: '100000' });
+});
+after(() => service?.cleanup());
+
 describe(`oracle: API figures equal an independent implementation of the SPEC (seed ${SEED})`, () => {
-  let service: TestService;
   let key: string;
   let orgId: string;
   let otherKey: string;
@@ -873,7 +891,6 @@ describe(`oracle: API figures equal an independent implementation of the SPEC (s
   const defaultQueries: GeneratedQuery[] = [];
 
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_MAX: '100000' });
     const first = generateBatch(1_250);
     first.push(...excludedFirstOrders(), ...specialCustomers());
     // A second import: replacements of the first (earlier dates, other statuses) and new orders.
@@ -908,7 +925,6 @@ describe(`oracle: API figures equal an independent implementation of the SPEC (s
     const result = await importOrderRecords(service.db, other.org.id, otherLines);
     assert.equal(result.rejected, 0, JSON.stringify(result.errors.slice(0, 5)));
   });
-  after(() => service?.cleanup());
 
   test('default Report settings (S1, S2 defaults): 150 random queries, 40 % with F1/G2/O1 (V1 for some)', async (t) => {
     t.diagnostic(
@@ -969,7 +985,6 @@ describe(`oracle: API figures equal an independent implementation of the SPEC (s
 });
 
 describe('oracle: created_at with digits beyond the microsecond (T1, dimension date)', () => {
-  let service: TestService;
   let key: string;
   // Each is an instant of 1 March 2026 (UTC) by its text; none is on 2 March.
   const LINES: RawOrder[] = [
@@ -1007,10 +1022,8 @@ describe('oracle: created_at with digits beyond the microsecond (T1, dimension d
     },
   ];
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_MAX: '100000' });
     ({ key } = await service.addOrganization('Nanos', LINES as unknown as Record<string, unknown>[]));
   });
-  after(() => service?.cleanup());
 
   test('orders stay on their day, in UTC and in Paris', async (t) => {
     const queries = ['UTC', 'Europe/Paris'].flatMap((timezone) =>

@@ -12,7 +12,7 @@ import { importOrderRecords } from '../../src/ingest/import.js';
 import { addUserToOrganization } from '../../src/domain/users.js';
 import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
 import { describeOn } from '../helpers/database.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { startTestApp, startTestService, type TestService } from '../helpers/service.js';
 
 const ORDERS = [
   {
@@ -456,7 +456,8 @@ describeOn('embedded', 'web application in Chromium', () => {
   });
 
   test('parallel wrong passwords from one address get no more than the limit of checks', async () => {
-    const fresh = await startTestService();
+    // Its own app, for its own in-memory login limit, on the suite's database.
+    const fresh = await startTestApp(service, {});
     try {
       const form = await fresh.app.inject({ url: '/login' });
       const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
@@ -479,7 +480,7 @@ describeOn('embedded', 'web application in Chromium', () => {
       );
       assert.deepEqual(statuses.sort(), [...Array(10).fill(401), ...Array(10).fill(429)]);
     } finally {
-      await fresh.cleanup();
+      await fresh.close();
     }
   });
 

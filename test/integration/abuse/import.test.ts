@@ -14,7 +14,7 @@ import { addUserToOrganization } from '../../../src/domain/users.js';
 import { importOrderFile, importOrderStream, MAX_REPORTED_ERRORS } from '../../../src/ingest/import.js';
 import { recoverInterruptedImports } from '../../../src/ingest/jobs.js';
 import { importLinesTables } from '../../../src/ingest/staging.js';
-import { freshConfig, testOn } from '../../helpers/database.js';
+import { migratedConfig, testOn } from '../../helpers/database.js';
 import { BIN, runCli, startServer } from '../../helpers/processes.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { Client } from '../../helpers/web-client.js';
@@ -325,6 +325,35 @@ async function startLargeImport(env: Record<string, string>, file: string) {
   });
 }
 
+/**
+ * Waits until process pid has read a tenth of file (Linux: its descriptor's position in
+ * /proc/PID/fdinfo; the PGlite of the embedded engine is the CLI's own, nothing else can look at
+ * its staging); the bytes read.
+ */
+async function readPastTenth(pid: number, file: string): Promise<number> {
+  const tenth = fs.statSync(file).size / 10;
+  const target = fs.realpathSync(file);
+  const position = (): number => {
+    try {
+      for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+        const link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (link !== target) continue;
+        const pos = /^pos:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'));
+        return Number(pos?.[1] ?? 0);
+      }
+    } catch {
+      // A descriptor closed between the listing and the read: look again.
+    }
+    return 0;
+  };
+  for (let waited = 0; ; waited += 50) {
+    const read = position();
+    if (read >= tenth) return read;
+    assert.ok(waited < 120_000, `the import reads its file (${read} bytes after ${waited} ms)`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe('issue 7, finding 7: browser imports are jobs', () => {
   test('finding 7: a large upload is answered at once with its job page, which shows progress then the result; another organization gets 404', async (t) => {
     const service = await startTestService();
@@ -381,12 +410,18 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
     'embedded',
     'finding 7: an import killed mid-way leaves nothing staged after the next start, which takes seconds',
     async (t) => {
-      const { config, drop } = await freshConfig();
+      const { config, drop } = await migratedConfig(); // a copy of the run's template: `migrate` finds nothing left, no initdb
       const env = { DATA_DIR: config.dataDir };
       try {
         const file = path.join(config.dataDir, '..', 'killed.ndjson');
         const child = await startLargeImport(env, file);
-        await new Promise((r) => setTimeout(r, 6_000)); // well into the file: rows are staged
+        // Well into the file: a tenth read (30,000 lines, three staging batches; the reader waits
+        // for the staging), rather than a fixed 6 s that a loaded host may not reach.
+        const spawned = performance.now();
+        const read = await readPastTenth(child.pid ?? 0, file);
+        t.diagnostic(
+          `killed ${(performance.now() - spawned).toFixed(0)} ms after its start, ${read} bytes of ${fs.statSync(file).size} read`,
+        );
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));
         const started = performance.now();
@@ -422,7 +457,7 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
     'postgres',
     'finding 7, I1: an import killed while its orders go in writes nothing; its staging table goes with the next import',
     async () => {
-      const { config, drop } = await freshConfig();
+      const { config, drop } = await migratedConfig(); // a copy of the run's template: `migrate` finds nothing left, no initdb
       const env = { DATABASE_URL: config.databaseUrl ?? '', SECRET_KEY: config.secretKey.toString('hex') };
       const db = await openDatabase(config, { role: 'cli' });
       try {
@@ -472,7 +507,7 @@ describe('issue 7, finding 7: browser imports are jobs', () => {
 
 describe('issue 18, finding 3: a job says what was written, from the CLI, after a restart', () => {
   test('CLI imports of NUL lines and of a UTF-16 file, with and without --skip-invalid: each says what it did, and so do their job pages after a restart', async () => {
-    const { config, drop } = await freshConfig();
+    const { config, drop } = await migratedConfig(); // a copy of the run's template: `migrate` finds nothing left, no initdb
     const env: Record<string, string> = config.databaseUrl
       ? { DATABASE_URL: config.databaseUrl, SECRET_KEY: config.secretKey.toString('hex') }
       : { DATA_DIR: config.dataDir };

@@ -1,6 +1,6 @@
 // Issue 7: proxies, logs, file permissions and personal data (findings 8, 9, 12 and "Personal
 // data"), over the real server, database engine and processes.
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,15 +12,18 @@ import { migrate, readMigrations } from '../../../src/db/migrate.js';
 import { createOrganization, setSubscription } from '../../../src/domain/organizations.js';
 import { customerIdentity, customerKeyOf } from '../../../src/ingest/customer.js';
 import { importOrderRecords, STAGING_BATCH } from '../../../src/ingest/import.js';
-import { describeOn, freshConfig, migratedConfig, openTestDatabase, testOn } from '../../helpers/database.js';
+import { describeOn, freshConfig, migratedConfig, testOn } from '../../helpers/database.js';
 import { startServer } from '../../helpers/processes.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { startTestApp, startTestService, type TestService } from '../../helpers/service.js';
 import { orderLine } from '../../helpers/orders.js';
 
 const BAD_KEY = `smk_${'A'.repeat(38)}`;
 
+/** What the requests below need of a running app. */
+type Served = Pick<TestService, 'baseUrl' | 'get'>;
+
 /** A failed login over a real socket, with the given X-Forwarded-For; returns the status. */
-async function failedLogin(service: TestService, forwardedFor: string): Promise<number> {
+async function failedLogin(service: Served, forwardedFor: string): Promise<number> {
   const form = await fetch(`${service.baseUrl}/login`, { headers: { 'x-forwarded-for': forwardedFor } });
   const cookie = (form.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
   const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
@@ -38,7 +41,7 @@ async function failedLogin(service: TestService, forwardedFor: string): Promise<
   return response.status;
 }
 
-async function badKeyStatus(service: TestService, forwardedFor: string): Promise<number> {
+async function badKeyStatus(service: Served, forwardedFor: string): Promise<number> {
   const response = await service.get('/api/reports/catalog', BAD_KEY, { 'x-forwarded-for': forwardedFor });
   await response.arrayBuffer();
   return response.status;
@@ -47,10 +50,18 @@ async function badKeyStatus(service: TestService, forwardedFor: string): Promise
 /** A client address made up anew for request i (documentation range 203.0.113.0/24 and beyond). */
 const forged = (i: number): string => `203.0.${113 + Math.floor(i / 250)}.${(i % 250) + 1}`;
 
+// One database for the tests that do not need their own (an embedded one costs seconds to start);
+// each test its own app, organization and in-memory limits.
+let shared: TestService;
+before(async () => {
+  shared = await startTestService();
+});
+after(() => shared?.cleanup());
+
 describe('finding 8: TRUST_PROXY only believes the proxies it names', () => {
   test('finding 8: a client forging X-Forwarded-For on every request is still limited when its address is not a trusted proxy', async () => {
     // Requests come from 127.0.0.1, which is not the trusted proxy: the header is ignored.
-    const service = await startTestService({ TRUST_PROXY: '10.0.0.1', AUTH_FAILURE_LIMIT: '5' });
+    const service = await startTestApp(shared, { TRUST_PROXY: '10.0.0.1', AUTH_FAILURE_LIMIT: '5' });
     try {
       const api: number[] = [];
       for (let i = 0; i < 7; i++) api.push(await badKeyStatus(service, forged(i)));
@@ -60,14 +71,14 @@ describe('finding 8: TRUST_PROXY only believes the proxies it names', () => {
       assert.deepEqual(logins.slice(0, 10), Array(10).fill(401));
       assert.deepEqual(logins.slice(10), [429, 429], 'login limit after 10 failures');
     } finally {
-      await service.cleanup();
+      await service.close();
     }
   });
 
   test('finding 8: behind a trusted proxy that appends the client address, the address left of it is not believed', async () => {
     // 127.0.0.1 plays the proxy: it appends the address it saw (192.0.2.10) to what the client
     // sent. proxy-addr reads from the right and stops at the first untrusted address.
-    const service = await startTestService({ TRUST_PROXY: '127.0.0.1', AUTH_FAILURE_LIMIT: '5' });
+    const service = await startTestApp(shared, { TRUST_PROXY: '127.0.0.1', AUTH_FAILURE_LIMIT: '5' });
     try {
       const api: number[] = [];
       for (let i = 0; i < 6; i++) api.push(await badKeyStatus(service, `${forged(i)}, 192.0.2.10`));
@@ -78,14 +89,14 @@ describe('finding 8: TRUST_PROXY only believes the proxies it names', () => {
       for (let i = 0; i < 11; i++) logins.push(await failedLogin(service, `${forged(100 + i)}, 192.0.2.20`));
       assert.deepEqual(logins, [...Array(10).fill(401), 429]);
     } finally {
-      await service.cleanup();
+      await service.close();
     }
   });
 });
 
 describe('finding 9: no key reaches a log line', () => {
   test('finding 9: a key in the query string, a header, a 404 path, a malformed Authorization or an error message is masked', async () => {
-    const database = await openTestDatabase();
+    const database = shared;
     const lines: string[] = [];
     const app = await buildApp(database.config, { db: database.db, logger: { write: (l) => lines.push(l) } });
     try {
@@ -125,7 +136,6 @@ describe('finding 9: no key reaches a log line', () => {
       assert.ok(all.includes('smk_[masqué]'), 'the masked form shows where a key was');
     } finally {
       await app.close();
-      await database.cleanup();
     }
   });
 
@@ -253,55 +263,51 @@ const order = orderLine;
 
 describe('personal data: customers are kept as keyed hashes only', () => {
   test('personal data: an import stores no e-mail in any table, mid-import included, and the figures are unchanged', async () => {
-    const service = await startTestService();
-    try {
-      const org = await createOrganization(service.db, { name: 'Privacy' });
-      await setSubscription(service.db, org.id, 'active');
-      const { key } = await createApiKey(service.db, org.id, 'privacy');
-      const needles = ['hyrule-mail', 'zelda.privacy', 'link@'];
-      let midImport: { staged: number; tables: string[]; temporary: number } | undefined;
-      async function* orders() {
-        // Older orders fill two staging batches: the first is stored before the second is sent,
-        // so it is in the import's own staging table by the time the next line is read.
-        for (let i = 1; i <= 2 * STAGING_BATCH; i++)
-          yield order(`f${i}`, '2025-06-01T10:00:00Z', `Filler${i}@Hyrule-Mail.example`);
-        const staged = await stagedLines(service.db);
-        const [temporary] = await service.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_class WHERE relpersistence = 't'`,
-        );
-        midImport = {
-          staged,
-          tables: await tablesHolding(service.db, needles),
-          temporary: temporary?.n ?? 0,
-        };
-        yield order('1', '2026-03-01T10:00:00Z', '  Zelda.Privacy@Hyrule-Mail.example ');
-        yield order('2', '2026-03-05T10:00:00Z', 'ZELDA.PRIVACY@hyrule-mail.example', 'https://b.example');
-        yield order('3', '2026-02-10T10:00:00Z', 'link@hyrule-mail.example');
-        yield order('4', '2026-03-07T10:00:00Z', 'Link@Hyrule-Mail.example');
-        yield order('5', '2026-03-08T10:00:00Z');
-      }
-      const result = await importOrderRecords(service.db, org.id, orders());
-      assert.equal(result.imported, 2 * STAGING_BATCH + 5);
-      assert.ok((midImport?.staged ?? 0) >= STAGING_BATCH, `mid-import: ${midImport?.staged} staged`);
-      assert.deepEqual(
-        { ...midImport, staged: undefined },
-        { staged: undefined, tables: [], temporary: 0 },
-        'mid-import',
+    const service = shared;
+    const org = await createOrganization(service.db, { name: 'Privacy' });
+    await setSubscription(service.db, org.id, 'active');
+    const { key } = await createApiKey(service.db, org.id, 'privacy');
+    const needles = ['hyrule-mail', 'zelda.privacy', 'link@'];
+    let midImport: { staged: number; tables: string[]; temporary: number } | undefined;
+    async function* orders() {
+      // Older orders fill two staging batches: the first is stored before the second is sent,
+      // so it is in the import's own staging table by the time the next line is read.
+      for (let i = 1; i <= 2 * STAGING_BATCH; i++)
+        yield order(`f${i}`, '2025-06-01T10:00:00Z', `Filler${i}@Hyrule-Mail.example`);
+      const staged = await stagedLines(service.db);
+      const [temporary] = await service.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_class WHERE relpersistence = 't'`,
       );
-      await service.db.query('ANALYZE');
-      assert.deepEqual(await tablesHolding(service.db, needles), [], 'after the import');
-      // U1 still holds: the same person across stores and spellings is one customer.
-      const response = await service.get(
-        '/api/reports/tabular?metrics=orders,unique_customers,new_customers,returning_customers&from=2026-03-01&to=2026-03-31',
-        key,
-      );
-      const body = (await response.json()) as { rows: Record<string, number>[] };
-      assert.deepEqual(body.rows, [
-        { orders: 4, unique_customers: 2, new_customers: 1, returning_customers: 1 },
-      ]);
-    } finally {
-      await service.cleanup();
+      midImport = {
+        staged,
+        tables: await tablesHolding(service.db, needles),
+        temporary: temporary?.n ?? 0,
+      };
+      yield order('1', '2026-03-01T10:00:00Z', '  Zelda.Privacy@Hyrule-Mail.example ');
+      yield order('2', '2026-03-05T10:00:00Z', 'ZELDA.PRIVACY@hyrule-mail.example', 'https://b.example');
+      yield order('3', '2026-02-10T10:00:00Z', 'link@hyrule-mail.example');
+      yield order('4', '2026-03-07T10:00:00Z', 'Link@Hyrule-Mail.example');
+      yield order('5', '2026-03-08T10:00:00Z');
     }
+    const result = await importOrderRecords(service.db, org.id, orders());
+    assert.equal(result.imported, 2 * STAGING_BATCH + 5);
+    assert.ok((midImport?.staged ?? 0) >= STAGING_BATCH, `mid-import: ${midImport?.staged} staged`);
+    assert.deepEqual(
+      { ...midImport, staged: undefined },
+      { staged: undefined, tables: [], temporary: 0 },
+      'mid-import',
+    );
+    await service.db.query('ANALYZE');
+    assert.deepEqual(await tablesHolding(service.db, needles), [], 'after the import');
+    // U1 still holds: the same person across stores and spellings is one customer.
+    const response = await service.get(
+      '/api/reports/tabular?metrics=orders,unique_customers,new_customers,returning_customers&from=2026-03-01&to=2026-03-31',
+      key,
+    );
+    const body = (await response.json()) as { rows: Record<string, number>[] };
+    assert.deepEqual(body.rows, [
+      { orders: 4, unique_customers: 2, new_customers: 1, returning_customers: 1 },
+    ]);
   });
 
   test('personal data: migration 004 rehashes the e-mails of an existing database, resumably, and drops the e-mail columns', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { createOrganization, findOrganization } from '../../../src/domain/organizations.js';
 import { addUserToOrganization } from '../../../src/domain/users.js';
-import { startTestService, type TestService } from '../../helpers/service.js';
+import { startTestApp, startTestService, type TestService } from '../../helpers/service.js';
 import { Client, PASSWORD } from '../../helpers/web-client.js';
 
 describe('issue 7: sessions and forms', () => {
@@ -219,7 +219,8 @@ describe('issue 7: sessions and forms', () => {
   });
 
   test('finding 10: sign-ups are rate limited per address', async () => {
-    const limited = await startTestService();
+    // Its own app, for its own in-memory sign-up limit, on the suite's database.
+    const limited = await startTestApp(service, {});
     try {
       const client = new Client(limited.baseUrl);
       const statuses: number[] = [];
@@ -234,15 +235,16 @@ describe('issue 7: sessions and forms', () => {
         statuses.push(response.status);
       }
       assert.deepEqual(statuses, [303, 303, 303, 303, 303, 429, 429]);
-      const users = await limited.db.query("SELECT 1 FROM users WHERE email LIKE 'flood%'");
+      const users = await service.db.query("SELECT 1 FROM users WHERE email LIKE 'flood%'");
       assert.equal(users.length, 5);
     } finally {
-      await limited.cleanup();
+      await limited.close();
     }
   });
 
   test('finding 10: parallel sign-ups from one address cannot outrun the limit', async () => {
-    const limited = await startTestService();
+    // Its own app, for its own in-memory sign-up limit, on the suite's database.
+    const limited = await startTestApp(service, {});
     try {
       const statuses = await Promise.all(
         Array.from({ length: 20 }, async (_, i) => {
@@ -262,10 +264,10 @@ describe('issue 7: sessions and forms', () => {
         [...Array(5).fill(303), ...Array(15).fill(429)],
         'five sign-ups an hour per address, however parallel',
       );
-      const users = await limited.db.query("SELECT 1 FROM users WHERE email LIKE 'parallel%'");
+      const users = await service.db.query("SELECT 1 FROM users WHERE email LIKE 'parallel%'");
       assert.equal(users.length, 5);
     } finally {
-      await limited.cleanup();
+      await limited.close();
     }
   });
 
