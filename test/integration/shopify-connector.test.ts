@@ -77,6 +77,18 @@ describe('Shopify connector (issue 21)', () => {
       120_000,
     );
 
+  /** The bulk file read once: no slice twice, every counted order imported, none written twice. */
+  const assertReadOnce = async (organizationId: string, shop: FakeShopify, twice: string) => {
+    const ranges = shop.bulkDownloads.map((d) => d.range ?? 'bytes=0-');
+    assert.equal(new Set(ranges).size, ranges.length, `no slice read twice: ${ranges.join(' ')}`);
+    const [jobs] = await service.db.query<{ imported: string; updated: string }>(
+      `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE organization_id = $1 AND origin = 'connector'`,
+      [organizationId],
+    );
+    assert.equal(Number(jobs!.imported), countedShopifyOrders(shop).length);
+    assert.equal(Number(jobs!.updated), 0, twice);
+  };
+
   /** `store sync` in this process, tried again while the server's worker holds the store. */
   async function syncNow(organizationId: string, shop: FakeShopify) {
     for (let tries = 0; ; tries++) {
@@ -220,14 +232,7 @@ describe('Shopify connector (issue 21)', () => {
         'no instance fell back to the page walk (a second operation refused)',
       );
       assert.ok(shop.bulkDownloads.length >= 6, 'the history read from a bulk operation’s file, in slices');
-      const ranges = shop.bulkDownloads.map((d) => d.range ?? 'bytes=0-');
-      assert.equal(new Set(ranges).size, ranges.length, `no slice read twice: ${ranges.join(' ')}`);
-      const [jobs] = await service.db.query<{ imported: string; updated: string }>(
-        `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE organization_id = $1 AND origin = 'connector'`,
-        [org.id],
-      );
-      assert.equal(Number(jobs!.imported), countedShopifyOrders(shop).length);
-      assert.equal(Number(jobs!.updated), 0, 'no order written twice');
+      await assertReadOnce(org.id, shop, 'no order written twice');
       const twin = await importedTwin('Shopify jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
       // Issue 27 (L1–L5): every line exactly, and product net sales as the shop's own figures.
@@ -440,14 +445,7 @@ describe('Shopify connector (issue 21)', () => {
       await syncedWith(org.id, shop);
       assert.equal(shop.bulkRuns, 1, 'one bulk operation started, no orphan');
       assert.equal(shop.bulkRunQueries, 1, 'the mutation not sent again');
-      const ranges = shop.bulkDownloads.map((d) => d.range ?? 'bytes=0-');
-      assert.equal(new Set(ranges).size, ranges.length, `no slice read twice: ${ranges.join(' ')}`);
-      const [jobs] = await service.db.query<{ imported: string; updated: string }>(
-        `SELECT sum(imported) AS imported, sum(updated) AS updated FROM import_jobs WHERE organization_id = $1 AND origin = 'connector'`,
-        [org.id],
-      );
-      assert.equal(Number(jobs!.imported), countedShopifyOrders(shop).length);
-      assert.equal(Number(jobs!.updated), 0, 'no order imported twice');
+      await assertReadOnce(org.id, shop, 'no order imported twice');
       const twin = await importedTwin('Shopify bulk sans réponse jumeau', shop);
       assertSameAnswers(await answers(service, key), await answers(service, twin.key));
     } finally {
