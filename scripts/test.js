@@ -8,14 +8,13 @@
 // when Debian's server binaries are installed; without either, the PostgreSQL run fails under
 // CI=true and is skipped elsewhere.
 //
-// Lanes (docs/architecture.md#running-the-tests): most files spend their time waiting on servers,
-// child processes and Chromium, so the shared lane runs TEST_CONCURRENCY files at once (3 by
-// default), every suite and both engines in one queue, the integration files first (the longest)
-// and the unit files last to fill the end. Each file still runs in its own process and reports
-// whole, under a header line naming its suite. The files of SERIAL, whose assertions bound a
-// latency, run afterwards one at a time with nothing beside them. Each engine gets a migrated
-// template database made once, which the test helpers copy instead of migrating each new database
-// (test/helpers/database.ts).
+// Lanes (docs/architecture.md#running-the-tests): the shared lane runs the integration files of
+// both engines in one queue, TEST_CONCURRENCY at once (3 by default), the longest first. Each file
+// runs in its own process and reports whole, under a header line naming its suite. The files of
+// SERIAL, whose assertions bound a latency, run afterwards one at a time; beside them only the
+// background lane, the unit and contract files at the lowest CPU priority. Each engine gets a
+// migrated template database made once, which the test helpers copy instead of migrating each new
+// database (test/helpers/database.ts).
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import fs from 'node:fs';
@@ -45,6 +44,9 @@ const SERIAL = new Set([
   'integration/session-queue.test.js',
   'integration/web-fuzz.test.js',
 ]);
+
+// The suites whose files bound no latency and run beside the serial lane, at the lowest priority.
+const BACKGROUND = new Set(['unit', 'contract']);
 
 // The files that took longest in CI (its "Slowest files"), started first: the shared lane then ends
 // with short files side by side instead of one long file alone (25 min against 23 in CI when
@@ -112,9 +114,11 @@ function entryFor(suite, file) {
   const entry = path.join(scratch, suite.name.replace(':', '-'), file);
   fs.mkdirSync(path.dirname(entry), { recursive: true });
   const header = `\n── ${suite.name} · ${file}`;
+  // The background lane's files (below) run at the lowest CPU priority, their children with them.
+  const nice = BACKGROUND.has(suite.name) ? `(await import('node:os')).setPriority(19);\n` : '';
   fs.writeFileSync(
     entry,
-    `Object.assign(process.env, ${JSON.stringify(suite.env)});\nconsole.log(${JSON.stringify(header)});\n` +
+    `${nice}Object.assign(process.env, ${JSON.stringify(suite.env)});\nconsole.log(${JSON.stringify(header)});\n` +
       `await import(${JSON.stringify(pathToFileURL(path.join(root, 'dist/test', file)).href)});\n`,
   );
   return { entry, suite: suite.name, file };
@@ -135,9 +139,14 @@ function machineCpu() {
   }
 }
 
-async function runLane(title, entries, lanes) {
+/**
+ * Runs the files of one lane, `lanes` at a time, and prints their reports as they end; `print` gets
+ * the report instead (the background lane's, printed after the serial lane's so that they do not
+ * interleave).
+ */
+async function runLane(title, entries, lanes, print = (text) => process.stdout.write(text)) {
   if (entries.length === 0) return;
-  console.log(`\n=== ${title}: ${entries.length} files, ${lanes} at a time`);
+  print(`\n=== ${title}: ${entries.length} files, ${lanes} at a time\n`);
   const started = Date.now();
   const cpuBefore = machineCpu();
   const byEntry = new Map(entries.map((e) => [e.entry, e]));
@@ -156,7 +165,7 @@ async function runLane(title, entries, lanes) {
     if (entry && path.resolve(t.name) === t.file) fileTimes.push({ ...entry, ms: t.details.duration_ms });
   });
   const reporter = stream.compose(spec);
-  reporter.on('data', (chunk) => process.stdout.write(chunk));
+  reporter.on('data', (chunk) => print(chunk));
   await once(reporter, 'end');
   // How long the lane took and how busy the machine's CPUs were meanwhile: a lane near 100 % is
   // bound by CPU (fewer files at once would not slow it), one far below waits on timers.
@@ -236,14 +245,28 @@ try {
   ];
   await runLane(
     'shared lane',
-    ordered.filter((e) => !SERIAL.has(e.file)),
+    ordered.filter((e) => !SERIAL.has(e.file) && !BACKGROUND.has(e.suite)),
     concurrency,
   );
-  await runLane(
-    'serial lane',
-    ordered.filter((e) => SERIAL.has(e.file)),
-    1,
-  );
+  // The serial lane leaves a third of the CPUs idle (its files wait on timers and paced readers):
+  // the unit and contract files, which bound no latency, run meanwhile at the lowest priority, so
+  // that the serial files still get a CPU whenever they want one. Their report follows the serial
+  // lane's.
+  const report = [];
+  await Promise.all([
+    runLane(
+      'serial lane',
+      ordered.filter((e) => SERIAL.has(e.file)),
+      1,
+    ),
+    runLane(
+      'background lane (lowest CPU priority)',
+      ordered.filter((e) => BACKGROUND.has(e.suite)),
+      2,
+      (text) => report.push(text),
+    ),
+  ]);
+  process.stdout.write(report.join(''));
 } catch (error) {
   console.error(`The run could not go on: ${error.stack}`);
   failed++;
