@@ -25,6 +25,8 @@ import { AttemptLimit } from '../limits/attempt-limit.js';
 const SHOWN_ERRORS = 200;
 /** Store connection tries per organization and hour (each one calls the address typed). */
 const CONNECT_ATTEMPTS_PER_HOUR = 20;
+/** The longest uploaded file name kept (characters): what common file systems allow. */
+const MAX_FILE_NAME = 255;
 
 /** « 12 commandes importées, 1 remplacée, 0 ligne refusée ». */
 const importCounts = (r: { imported: number; updated: number; rejected: number }): string =>
@@ -371,6 +373,15 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
       }
       if (part.type === 'field' && part.fieldname === 'skip_invalid') skipInvalid = part.value === '1';
       if (part.type !== 'file') continue;
+      // A name longer than a file system allows is refused as such: the multipart reader cuts a
+      // name of tens of kilobytes short, so its extension would be lost and the error misleading.
+      if (part.filename.length > MAX_FILE_NAME) {
+        part.file.resume();
+        throw new AppError(
+          'INVALID_PARAMETER',
+          `Nom de fichier trop long (${formatCount(part.filename.length)} caractères, ${MAX_FILE_NAME} au plus) : renommez le fichier`,
+        );
+      }
       if (!formatOfFileName(part.filename)) {
         part.file.resume();
         throw new AppError(

@@ -135,6 +135,24 @@ describe('issue 7: imports', () => {
     assert.equal(await count('import_staging'), 0);
   });
 
+  test('upload names: a wrong extension names the expected ones; a name of 100,000 characters is refused as too long, not as a wrong extension', async () => {
+    const wrong = await upload('commandes.xlsx', new Blob([JSON.stringify(VALID)]));
+    assert.equal(wrong.status, 400);
+    assert.match(
+      await wrong.text(),
+      /Fichier « commandes\.xlsx » : extension \.ndjson, \.jsonl ou \.csv attendue/,
+    );
+    const long = await upload(`${'a'.repeat(100_000)}.ndjson`, new Blob([JSON.stringify(VALID)]));
+    assert.equal(long.status, 400);
+    const text = await long.text();
+    assert.match(
+      text,
+      /Nom de fichier trop long \([\d\u202f ]+ caractères, 255 au plus\) : renommez le fichier/,
+    );
+    assert.ok(text.length < 10_000, 'the answer does not echo the name');
+    assert.equal(await count('orders'), 0);
+  });
+
   test('finding 1: a file over IMPORT_MAX_BYTES is refused in French and nothing is written', async () => {
     const lines: string[] = [];
     for (let i = 0; i < 120_000; i++) lines.push(JSON.stringify({ ...VALID, id: `big-${i}` }));
