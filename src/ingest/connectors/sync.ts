@@ -17,6 +17,7 @@ import { LeaseLost, writeChanges, type Changes } from './order-writes.js';
 import { openCredentials } from './credentials.js';
 import { UnsealError } from './sealed.js';
 import type { StoreHttpOptions } from './store-http.js';
+import { AppError } from '../../errors.js';
 
 export interface SyncSettings {
   /** Seconds between two incremental syncs of a store (STORE_SYNC_INTERVAL_S). */
@@ -322,7 +323,18 @@ async function sweep(pass: Pass): Promise<void> {
 }
 
 /** The plain-French outcome of a failed pass, and when to try again. */
-function failed(connection: StoreConnection, error: unknown, baseS: number): PassOutcome {
+/** SERVICE_BUSY or DATABASE_UNAVAILABLE from our database layer (src/db/database.ts). */
+function databaseMomentarilyOut(error: unknown): error is AppError {
+  return (
+    error instanceof AppError && (error.code === 'SERVICE_BUSY' || error.code === 'DATABASE_UNAVAILABLE')
+  );
+}
+
+export function failed(
+  connection: Pick<StoreConnection, 'failures'>,
+  error: unknown,
+  baseS: number,
+): PassOutcome {
   const failures = connection.failures + 1;
   if (error instanceof ConnectorError) {
     // Refused keys or a wrong address do not mend by themselves: tried again less often. A
@@ -343,6 +355,21 @@ function failed(connection: StoreConnection, error: unknown, baseS: number): Pas
       error:
         'Les clés de cette boutique ne peuvent plus être lues (SECRET_KEY a changé) : reconnectez la boutique',
       nextInS: 60 * baseS,
+    };
+  }
+  if (databaseMomentarilyOut(error)) {
+    // Our own database busy (every pool connection taken) or unreachable for a moment: nothing is
+    // wrong with the store nor with the service's code. Tried again in seconds, as a passing
+    // failure of the store is, and said so in the shop owner's words, not as an internal error.
+    return {
+      ok: false,
+      error:
+        'Base de données occupée ou injoignable pendant la synchronisation : nouvel essai dans quelques secondes',
+      nextInS: retryDelayS(
+        failures,
+        error.retryAfterS,
+        Math.max(1, Math.round(baseS / TRANSIENT_BASE_DIVISOR)),
+      ),
     };
   }
   return {
@@ -387,7 +414,8 @@ export async function runPass(
     await pass?.finish(false);
     if (error instanceof LeaseLost) throw error;
     const outcome = failed(connection, error, settings.failureBaseS);
-    const known = error instanceof ConnectorError || error instanceof UnsealError;
+    const known =
+      error instanceof ConnectorError || error instanceof UnsealError || databaseMomentarilyOut(error);
     return { outcome, written: pass?.written ?? 0, ...(known ? {} : { internalError: error }) };
   }
 }

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { readWebhook } from '../../../../src/ingest/connectors/woocommerce/woocommerce.js';
 import { retryAfterSeconds } from '../../../../src/ingest/connectors/polite-get.js';
-import { retryDelayS, sweepDue } from '../../../../src/ingest/connectors/sync.js';
+import { failed, retryDelayS, sweepDue } from '../../../../src/ingest/connectors/sync.js';
+import { AppError } from '../../../../src/errors.js';
 
 const secret = 'le-secret-du-webhook';
 const sign = (body: Buffer, key = secret) => crypto.createHmac('sha256', key).update(body).digest('base64');
@@ -57,4 +58,16 @@ test('a deletion sweep is due hourly for a small store, less often for a large o
   assert.equal(sweepDue({ sweptAt: ago(101), orders: 1_000_000 }, now), true);
   // At least daily, however large (issue 21).
   assert.equal(sweepDue({ sweptAt: ago(24.1), orders: 1_000_000 }, now), true);
+});
+
+test('our own database busy or unreachable during a pass: tried again in seconds, in the owner’s words, not an internal error', () => {
+  for (const code of ['SERVICE_BUSY', 'DATABASE_UNAVAILABLE'] as const) {
+    const outcome = failed({ failures: 0 }, new AppError(code, 'occupé', {}, { retryAfterS: 2 }), 60);
+    assert.equal(outcome.ok, false);
+    assert.match(outcome.ok ? '' : outcome.error, /Base de données occupée ou injoignable/);
+    assert.ok(outcome.nextInS >= 2 && outcome.nextInS <= 10, `${outcome.nextInS} s`);
+  }
+  const internal = failed({ failures: 0 }, new TypeError('bug'), 60);
+  assert.match(internal.ok ? '' : internal.error, /Erreur interne/);
+  assert.ok(internal.nextInS >= 44, `${internal.nextInS} s`);
 });
