@@ -296,7 +296,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           setup.settings,
           {
             passEnded: (event) => app.log.info(event, 'store sync pass'),
-            failed: (error, connectionId) => app.log.error({ err: error, connectionId }, 'store sync failed'),
+            // Looking for due stores while our database is busy or away is tried again at the next
+            // poll: a warning, not an error.
+            failed: (error, connectionId) =>
+              error instanceof AppError &&
+              (error.code === 'SERVICE_BUSY' || error.code === 'DATABASE_UNAVAILABLE')
+                ? app.log.warn(
+                    { code: error.code, connectionId },
+                    'store sync waits: database busy or unreachable',
+                  )
+                : app.log.error({ err: error, connectionId }, 'store sync failed'),
           },
           { concurrency: config.storeSyncWorkers, pollMs: config.storeSyncPollMs },
         )
