@@ -21,6 +21,11 @@ export interface Config {
   readonly rateLimitWindowS: number;
   readonly authFailureLimit: number;
   readonly demo: boolean;
+  /**
+   * DEMO_DAYS: the days of orders the demo is made with (730: two years, about 46,000 orders);
+   * fewer for a quick start or a test that needs a demo but not its size (issue 28).
+   */
+  readonly demoDays: number;
   /** Milliseconds a single SQL statement may run before it is cancelled. */
   readonly statementTimeoutMs: number;
   readonly logLevel: string;
@@ -237,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowS: positiveInt(env, 'RATE_LIMIT_WINDOW_S', 60, 86_400),
     authFailureLimit: positiveInt(env, 'AUTH_FAILURE_LIMIT', 30),
     demo,
+    demoDays: positiveInt(env, 'DEMO_DAYS', 730, 3650),
     statementTimeoutMs: positiveInt(env, 'STATEMENT_TIMEOUT_MS', 30_000),
     logLevel: env.LOG_LEVEL || 'info',
     logFormat: logFormat(env.LOG_FORMAT, demo),

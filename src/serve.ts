@@ -19,7 +19,9 @@ async function prepareDatabase(config: Config, db: Database): Promise<DemoAccess
   const interrupted = await recoverInterruptedImports(db, { everyJob: db.engine === 'embedded' });
   if (interrupted > 0) process.stderr.write(`${interrupted} import(s) interrompu(s) marqué(s) en échec\n`);
   if (db.engine === 'embedded') await releaseAllLeases(db);
-  return config.demo ? await seedDemo(db, (line) => process.stderr.write(`${line}\n`)) : undefined;
+  return config.demo
+    ? await seedDemo(db, config.demoDays, (line) => process.stderr.write(`${line}\n`))
+    : undefined;
 }
 
 /** The database opened and prepared; closed again if its preparation fails. */

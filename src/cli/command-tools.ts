@@ -1,9 +1,7 @@
 // What every sub-command uses: its context (options, output), the option helpers, and opening the
 // database like the server does (joining a running server's embedded database through its socket, X1).
 import type { Config } from '../config.js';
-import { openDatabase, type Database } from '../db/database.js';
-import { migrate } from '../db/migrate.js';
-import { schemaIsCurrent } from '../db/schema-version.js';
+import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 
 export interface CommandContext {
@@ -35,9 +33,12 @@ export async function withDatabase<T>(
   context: CommandContext,
   work: (db: Database) => Promise<T>,
 ): Promise<T> {
+  // Loaded here, not by `--help` or a mistyped command (issue 28: a command's start).
+  const { openDatabase } = await import('../db/database.js');
+  const { schemaIsCurrent } = await import('../db/schema-version.js');
   const db = await openDatabase(context.config, { role: 'cli' });
   try {
-    if (!(await schemaIsCurrent(db))) await migrate(db);
+    if (!(await schemaIsCurrent(db))) await (await import('../db/migrate.js')).migrate(db);
     return await work(db);
   } finally {
     await db.close();

@@ -1,7 +1,9 @@
 // The sub-commands. Each opens the database like the server does (joining a running server's
 // embedded database through its socket, X1), calls one core function, prints the result.
+// Issue 28 (a command's start): what only some commands use — the import and its metrics, the
+// report engines, the store connectors, the server — is loaded by those commands when they run,
+// not by every `sales-metrics` process (half a CPU-second each, more than most commands' work).
 import type { ReportSettings } from '../catalog.js';
-import { migrate } from '../db/migrate.js';
 import { AppError } from '../errors.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.js';
 import {
@@ -11,7 +13,7 @@ import {
   updateReportSettings,
 } from '../domain/organizations.js';
 import { addUserToOrganization, resetUserPassword } from '../domain/users.js';
-import { importOrderFile, refusalMessage, type ImportResult } from '../ingest/import.js';
+import type { ImportResult } from '../ingest/import.js';
 import {
   list,
   readStdin,
@@ -63,6 +65,7 @@ export const COMMANDS: Record<string, Command> = {
     options: {},
     run: (context) =>
       withDatabase(context, async (db) => {
+        const { migrate } = await import('../db/migrate.js');
         const applied = await migrate(db);
         context.print(
           { applied },
@@ -94,6 +97,7 @@ export const COMMANDS: Record<string, Command> = {
         const org = await findOrganization(db, required(context, 'org'));
         if (context.positionals.length === 0)
           throw new AppError('INVALID_PARAMETER', 'aucun fichier à importer');
+        const { importOrderFile, refusalMessage } = await import('../ingest/import.js');
         const total = { imported: 0, updated: 0, rejected: 0 };
         let failed = false;
         for (const file of context.positionals) {

@@ -8,8 +8,6 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { errorFields } from '../errors.js';
-import { ColumnarReportEngine } from '../metrics/columnar/columnar-engine.js';
-import { reportEngineFor } from '../metrics/report-engine.js';
 
 /**
  * A batch this large leaves the snapshot ready; a smaller one (a few orders into a large
@@ -32,6 +30,9 @@ export async function prepareReports(
   if (written < PREPARE_MIN_ORDERS) return { prepared: false, reason: 'small' };
   if (config.reportEngine !== 'columnar' || !config.reportSnapshotDir)
     return { prepared: false, reason: 'no-snapshots' };
+  // The report engines are loaded by a large import only (issue 28: a command's start).
+  const { ColumnarReportEngine } = await import('../metrics/columnar/columnar-engine.js');
+  const { reportEngineFor } = await import('../metrics/report-engine.js');
   const engine = reportEngineFor(config, db);
   if (!(engine instanceof ColumnarReportEngine)) return { prepared: false, reason: 'no-snapshots' };
   const started = performance.now();

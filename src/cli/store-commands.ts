@@ -5,16 +5,17 @@
 import { AppError } from '../errors.js';
 import { findOrganization } from '../domain/organizations.js';
 import { addStore } from '../domain/stores.js';
-import {
-  connectStore,
-  disconnectStore,
-  listConnections,
-  syncStoreNow,
-  type StoreConnection,
-} from '../domain/store-connections.js';
-import { storeSyncSetup } from '../ingest/connectors/registry.js';
+import type { StoreConnection } from '../domain/store-connections.js';
 import { exportRate, runRate } from '../ingest/connectors/connections.js';
 import { readStdin, required, text, withDatabase, type Command } from './command-tools.js';
+
+/**
+ * The connections and their platforms' connectors (Shopify, WooCommerce, the sync and its
+ * metrics) are loaded by the commands that use them, not by every `sales-metrics` process
+ * (issue 28: a command's start).
+ */
+const connections = () => import('../domain/store-connections.js');
+const connectors = () => import('../ingest/connectors/registry.js');
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
@@ -144,6 +145,7 @@ export const STORE_COMMANDS: Record<string, Command> = {
       const { config } = context;
       return withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
+        const [{ connectStore }, { storeSyncSetup }] = await Promise.all([connections(), connectors()]);
         const connected = await connectStore(db, storeSyncSetup(config), {
           organizationId: org.id,
           platform,
@@ -187,6 +189,7 @@ export const STORE_COMMANDS: Record<string, Command> = {
     run: (context) =>
       withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
+        const { listConnections } = await connections();
         const stores = (await listConnections(db, org.id)).map(statusOf);
         context.print(
           { stores },
@@ -201,6 +204,7 @@ export const STORE_COMMANDS: Record<string, Command> = {
       withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
         const waits = patientWaits(context);
+        const [{ syncStoreNow }, { storeSyncSetup }] = await Promise.all([connections(), connectors()]);
         const result = await syncStoreNow(
           db,
           storeSyncSetup(context.config, undefined, waits.patience),
@@ -244,6 +248,7 @@ export const STORE_COMMANDS: Record<string, Command> = {
       withDatabase(context, async (db) => {
         const org = await findOrganization(db, required(context, 'org'));
         const removeOrders = context.values['remove-orders'] === true;
+        const { disconnectStore } = await connections();
         const done = await disconnectStore(db, org.id, required(context, 'address'), { removeOrders });
         context.print(
           done,

@@ -1,4 +1,5 @@
-// DEMO=1: on an empty database, a demo organization with two years of orders, a login and a key.
+// DEMO=1: on an empty database, a demo organization with two years of orders (DEMO_DAYS), a login
+// and a key.
 import crypto from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { Database } from '../db/database.js';
@@ -18,6 +19,8 @@ export interface DemoAccess {
   readonly email?: string;
   readonly password?: string;
   readonly orders?: number;
+  /** The days of orders it was made with (DEMO_DAYS). */
+  readonly days?: number;
 }
 
 export const DEMO_EMAIL = 'demo@sales-metrics.test';
@@ -26,17 +29,21 @@ export const DEMO_EMAIL = 'demo@sales-metrics.test';
 const COUNT = new Intl.NumberFormat('fr-FR', { maximumFractionDigits: 0 });
 const SECONDS = new Intl.NumberFormat('fr-FR', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 
-export async function seedDemo(db: Database, log: (line: string) => void): Promise<DemoAccess> {
+/** The span of the demo's orders in words: « deux ans » by default (730 days), else its days. */
+const span = (days: number) =>
+  days === 730 ? 'deux ans' : `${COUNT.format(days)} jour${days > 1 ? 's' : ''}`;
+
+export async function seedDemo(db: Database, days: number, log: (line: string) => void): Promise<DemoAccess> {
   const existing = await firstOrganizationSlug(db);
   if (existing !== undefined) return { created: false, slug: existing };
-  log('Base vide : création de la démo (deux ans de commandes)…');
+  log(`Base vide : création de la démo (${span(days)} de commandes)…`);
   const org = await createOrganization(db, { name: 'Démo', currency: 'EUR' });
   await setSubscription(db, org.id, 'active');
   for (const address of DEFAULT_DEMO_STORES) await addStore(db, org.id, address);
   const started = Date.now();
   // Issue 30, item 7: nothing after now, so that today grows as the day goes; lines from the
   // stores' catalogues (issue 27), for the reports by product.
-  const demo = generateDemoOrders({ endDate: todayUtc(), until: Date.now(), lines: true });
+  const demo = generateDemoOrders({ endDate: todayUtc(), days, until: Date.now(), lines: true });
   const result = await importOrderRecords(db, org.id, demo, {
     onProgress: (p) =>
       log(`  … ${COUNT.format(p.lines)} commandes générées (${COUNT.format(p.ordersPerSecond)}/s)`),
@@ -48,7 +55,15 @@ export async function seedDemo(db: Database, log: (line: string) => void): Promi
   // SPEC 13: a demo login too, for the web application (shown once, like the key).
   const password = crypto.randomBytes(12).toString('base64url');
   await addUserToOrganization(db, org.id, DEMO_EMAIL, password);
-  return { created: true, slug: org.slug, apiKey: key, email: DEMO_EMAIL, password, orders: result.imported };
+  return {
+    created: true,
+    slug: org.slug,
+    apiKey: key,
+    email: DEMO_EMAIL,
+    password,
+    orders: result.imported,
+    days,
+  };
 }
 
 /** Writes the demo's access to out: the terminal (stderr), never the JSON logs (finding 9). */
@@ -61,7 +76,7 @@ export function printDemo(demo: DemoAccess, baseUrl: string, out: Writable): voi
   if (demo.created && demo.apiKey) {
     lines.push(
       ``,
-      `Démo créée : organisation « ${demo.slug} », ${COUNT.format(demo.orders ?? 0)} commandes sur deux ans.`,
+      `Démo créée : organisation « ${demo.slug} », ${COUNT.format(demo.orders ?? 0)} commandes sur ${span(demo.days ?? 730)}.`,
       `Clé API de démo (affichée cette fois seulement) : ${demo.apiKey}`,
       `Connexion de démo (application web) : ${demo.email} / ${demo.password}`,
       ``,

@@ -123,3 +123,10 @@ test('issue 21: SHOPIFY_API_VERSION defaults to 2026-10 (a version Shopify suppo
   for (const bad of ['2026-11', '26-10', 'latest', '2026-10/../x'])
     assert.throws(() => loadConfig({ SHOPIFY_API_VERSION: bad }), /SHOPIFY_API_VERSION.*2026-10/);
 });
+
+test('issue 28: DEMO_DAYS sizes the demo, two years (730 days) unless set, 1 to 3650', () => {
+  assert.equal(loadConfig({}).demoDays, 730);
+  assert.equal(loadConfig({ DEMO_DAYS: '7' }).demoDays, 7);
+  for (const bad of ['0', '3651', '-1', '1.5', 'week'])
+    assert.throws(() => loadConfig({ DEMO_DAYS: bad }), /DEMO_DAYS doit être un entier entre 1 et 3650/, bad);
+});
