@@ -530,7 +530,32 @@ export function currentOrders(lines: readonly RawOrder[]): RawOrder[] {
 const normalizedByText = new Map<string, readonly Order[]>();
 const NORMALIZED_KEPT = 4;
 
+/**
+ * Line lists frozen whole by freezeLines(): nothing can change them in place, so their normalized
+ * orders are kept by the list itself, without the JSON text per question (which, ~2,000 lines
+ * asked about hundreds of times, cost a quarter of the oracle test's CPU).
+ */
+const frozenLists = new WeakSet<readonly RawOrder[]>();
+const normalizedByList = new WeakMap<readonly RawOrder[], readonly Order[]>();
+
+/** Freezes a line list and everything in it (throws on any later change); returns the list. */
+export function freezeLines<T extends RawOrder>(lines: T[]): T[] {
+  const freeze = (value: unknown): void => {
+    if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+    Object.freeze(value);
+    for (const inner of Object.values(value)) freeze(inner);
+  };
+  freeze(lines);
+  frozenLists.add(lines);
+  return lines;
+}
+
 function normalizedCurrentOrders(lines: readonly RawOrder[]): readonly Order[] {
+  if (frozenLists.has(lines)) {
+    let kept = normalizedByList.get(lines);
+    if (!kept) normalizedByList.set(lines, (kept = currentOrders(lines).map(normalize)));
+    return kept;
+  }
   const text = JSON.stringify(lines);
   let orders = normalizedByText.get(text);
   if (!orders) {

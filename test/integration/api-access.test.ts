@@ -288,16 +288,20 @@ describe('unexpected failures', () => {
   ] as const;
   for (const fault of FAULTS)
     test(`E2: an unexpected failure is a 500 JSON with a request id and no internal detail; the server goes on (${fault.engine} engine)`, async () => {
-      const service = await startTestService({ REPORT_ENGINE: fault.engine });
+      // An app of that engine on the file's database (not a database of its own, seconds of CPU):
+      // the tests of a file run one after another, and the fault is undone before the next.
+      const service = await startTestApp(shared, { REPORT_ENGINE: fault.engine });
       const rename = (from: string, to: string) =>
-        service.db.query(
+        shared.db.query(
           fault.column
             ? `ALTER TABLE ${fault.table} RENAME COLUMN ${from} TO ${to}`
             : `ALTER TABLE ${from} RENAME TO ${to}`,
         );
+      let renamed = false;
       try {
-        const { key } = await service.addOrganization('Zeta', [ORDER]);
+        const { key } = await shared.addOrganization(`Zeta ${fault.engine}`, [ORDER]);
         await rename(fault.from, fault.to);
+        renamed = true;
         const response = await service.get('/api/reports/tabular?metrics=new_customers', key);
         assert.equal(response.status, 500);
         const body = await errorOf(response);
@@ -305,9 +309,11 @@ describe('unexpected failures', () => {
         assert.ok(!JSON.stringify(body).includes(fault.from), 'no SQL detail');
         assert.equal((await service.get('/api/reports/catalog', key)).status, 200);
         await rename(fault.to, fault.from);
+        renamed = false;
         assert.equal((await service.get('/api/reports/tabular?metrics=orders', key)).status, 200);
       } finally {
-        await service.cleanup();
+        if (renamed) await rename(fault.to, fault.from);
+        await service.close();
       }
     });
 });

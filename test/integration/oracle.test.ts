@@ -20,6 +20,7 @@ import {
   csvCells,
   currentOrders,
   earliestFrom,
+  freezeLines,
   oracle,
   queryFromSearch,
   resolveIds,
@@ -924,6 +925,9 @@ describe(`oracle: API figures equal an independent implementation of the SPEC (s
     otherKey = other.key;
     const result = await importOrderRecords(service.db, other.org.id, otherLines);
     assert.equal(result.rejected, 0, JSON.stringify(result.errors.slice(0, 5)));
+    // Imported: from now on the oracle reads them only, and keeps their normalized orders.
+    freezeLines(lines);
+    freezeLines(otherLines);
   });
 
   test('default Report settings (S1, S2 defaults): 150 random queries, 40 % with F1/G2/O1 (V1 for some)', async (t) => {

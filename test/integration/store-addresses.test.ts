@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrate, readMigrations } from '../../src/db/migrate.js';
@@ -16,7 +17,7 @@ import { createOrganization } from '../../src/domain/organizations.js';
 import { addStore, listStores } from '../../src/domain/stores.js';
 import { storeSyncSetup } from '../../src/ingest/connectors/registry.js';
 import { importOrderFile, importOrderRecords } from '../../src/ingest/import.js';
-import { engine, freshConfig, openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { engine, freshConfig } from '../helpers/database.js';
 
 const order = (store: string, id: string, extra: Record<string, unknown> = {}) => ({
   store,
@@ -28,19 +29,121 @@ const order = (store: string, id: string, extra: Record<string, unknown> = {}) =
   ...extra,
 });
 
+// One database for the file, made empty (another costs seconds of CPU): migration 014's test runs
+// first, on the schema before 014, and leaves it migrated whole for the other tests (their own
+// organizations), which check that first (schemaIsCurrent).
+let config: Config;
+let db: Database;
+let drop: () => Promise<void>;
+before(async () => {
+  const fresh = await freshConfig();
+  ({ config, drop } = fresh);
+  db = await openDatabase(config, { role: 'server' });
+});
+after(async () => {
+  await db?.close();
+  await drop?.();
+});
+
+describe(`migration 014: addresses stored before (${engine})`, () => {
+  test('finding 5: stores that are one are merged (the later version of a shared order kept), credentials dropped, the rest renamed', async () => {
+    await migrate(
+      db,
+      readMigrations().filter((m) => m.version < 14),
+    );
+    const [row] = await db.query<{ id: string }>(
+      `INSERT INTO organizations (slug, name, excluded_statuses) VALUES ('old', 'Old', ARRAY['cancelled']) RETURNING id`,
+    );
+    const org = row?.id ?? '';
+    const store = async (address: string) =>
+      (
+        await db.query<{ id: string }>(
+          'INSERT INTO stores (organization_id, address) VALUES ($1, $2) RETURNING id',
+          [org, address],
+        )
+      )[0]?.id ?? '';
+    const lower = await store('https://e.example.fr');
+    const upper = await store('HTTPS://E.EXAMPLE.FR');
+    const port = await store('https://E.example.fr:443');
+    const secret = await store('https://user:pass@creds.example.fr');
+    const idn = await store('https://Bücher.example');
+    const text = await store('not a url');
+    const put = (
+      storeId: string,
+      id: string,
+      at: string,
+      updated: string,
+      customer: string,
+      status = 'completed',
+    ) =>
+      db.query(
+        `INSERT INTO orders (organization_id, store_id, external_id, created_at, status, customer, items, total, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 1, 10, $7)`,
+        [org, storeId, id, at, status, customer, updated],
+      );
+    await put(lower, '1', '2026-03-05T00:00:00Z', '2026-03-05T00:00:00Z', 'c1');
+    await put(upper, '1', '2026-03-01T00:00:00Z', '2026-03-06T00:00:00Z', 'c1'); // later written: wins
+    await put(upper, '2', '2026-03-02T00:00:00Z', '2026-03-02T00:00:00Z', 'c2');
+    await put(port, '2', '2026-02-01T00:00:00Z', '2026-03-01T00:00:00Z', 'c2'); // older write: dropped
+    await put(port, '3', '2026-03-03T00:00:00Z', '2026-03-03T00:00:00Z', 'c3');
+    await put(secret, '9', '2026-03-09T00:00:00Z', '2026-03-09T00:00:00Z', 'c9');
+    await db.query(
+      `INSERT INTO customer_first_orders (organization_id, customer, first_order_at)
+       SELECT organization_id, customer, min(created_at) FROM orders GROUP BY 1, 2`,
+    );
+
+    await migrate(db);
+
+    assert.deepEqual(await listStores(db, org), [
+      { address: 'https://creds.example.fr', orders: 1 },
+      { address: 'https://e.example.fr', orders: 3 },
+      { address: 'https://xn--bcher-kva.example', orders: 0 },
+      { address: 'not a url', orders: 0 },
+    ]);
+    const ids = (
+      await db.query<{ id: string }>(
+        'SELECT id::text AS id FROM stores WHERE organization_id = $1 ORDER BY id',
+        [org],
+      )
+    ).map((r) => r.id);
+    assert.deepEqual(ids, [lower, secret, idn, text], 'the store already at the address keeps its id');
+    const orders = await db.query<{ external_id: string; created_at: Date }>(
+      `SELECT o.external_id, o.created_at FROM orders o JOIN stores s ON s.organization_id = o.organization_id AND s.id = o.store_id
+       WHERE o.organization_id = $1 AND s.address = 'https://e.example.fr' ORDER BY 1`,
+      [org],
+    );
+    assert.deepEqual(
+      orders.map((o) => [o.external_id, o.created_at.toISOString()]),
+      [
+        ['1', '2026-03-01T00:00:00.000Z'],
+        ['2', '2026-03-02T00:00:00.000Z'],
+        ['3', '2026-03-03T00:00:00.000Z'],
+      ],
+    );
+    const firsts = await db.query<{ customer: string; first_order_at: Date }>(
+      'SELECT customer, first_order_at FROM customer_first_orders WHERE organization_id = $1 ORDER BY 1',
+      [org],
+    );
+    assert.deepEqual(
+      firsts.map((f) => [f.customer, f.first_order_at.toISOString()]),
+      [
+        ['c1', '2026-03-01T00:00:00.000Z'],
+        ['c2', '2026-03-02T00:00:00.000Z'], // the dropped version's February date is gone (U2)
+        ['c3', '2026-03-03T00:00:00.000Z'],
+        ['c9', '2026-03-09T00:00:00.000Z'],
+      ],
+    );
+    assert.deepEqual(await db.query('SELECT * FROM store_address_pending'), [], 'done once');
+    assert.deepEqual(await migrate(db), [], 'nothing left to apply');
+  });
+});
+
 describe(`store addresses (${engine})`, () => {
-  let test_: TestDatabase;
-  let db: Database;
   let dir: string;
-  before(async () => {
-    test_ = await openTestDatabase();
-    db = test_.db;
+  before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-addresses-'));
   });
-  after(async () => {
-    await test_?.cleanup();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   test('finding 5, issue 28: a start or a command migrates again while 014 has addresses left (a run killed midway)', async () => {
     // serve and the commands run migrate() only when schemaIsCurrent() says so (one statement).
@@ -125,7 +228,7 @@ describe(`store addresses (${engine})`, () => {
 
   test('finding 5: the connector’s connect form and command refuse credentials before calling the store', async () => {
     const org = await createOrganization(db, { name: 'Connexions' });
-    const refused = await connectStore(db, storeSyncSetup(test_.config), {
+    const refused = await connectStore(db, storeSyncSetup(config), {
       organizationId: org.id,
       platform: 'woocommerce',
       address: 'https://ck:cs@woo.example.fr',
@@ -138,105 +241,5 @@ describe(`store addresses (${engine})`, () => {
       /^Adresse de boutique invalide : « https:\/\/woo\.example\.fr » \(identifiants/,
     );
     assert.equal(refused.body.field, 'address');
-  });
-});
-
-describe(`migration 014: addresses stored before (${engine})`, () => {
-  test('finding 5: stores that are one are merged (the later version of a shared order kept), credentials dropped, the rest renamed', async () => {
-    const { config, drop } = await freshConfig();
-    const db = await openDatabase(config, { role: 'server' });
-    try {
-      await migrate(
-        db,
-        readMigrations().filter((m) => m.version < 14),
-      );
-      const [row] = await db.query<{ id: string }>(
-        `INSERT INTO organizations (slug, name, excluded_statuses) VALUES ('old', 'Old', ARRAY['cancelled']) RETURNING id`,
-      );
-      const org = row?.id ?? '';
-      const store = async (address: string) =>
-        (
-          await db.query<{ id: string }>(
-            'INSERT INTO stores (organization_id, address) VALUES ($1, $2) RETURNING id',
-            [org, address],
-          )
-        )[0]?.id ?? '';
-      const lower = await store('https://e.example.fr');
-      const upper = await store('HTTPS://E.EXAMPLE.FR');
-      const port = await store('https://E.example.fr:443');
-      const secret = await store('https://user:pass@creds.example.fr');
-      const idn = await store('https://Bücher.example');
-      const text = await store('not a url');
-      const put = (
-        storeId: string,
-        id: string,
-        at: string,
-        updated: string,
-        customer: string,
-        status = 'completed',
-      ) =>
-        db.query(
-          `INSERT INTO orders (organization_id, store_id, external_id, created_at, status, customer, items, total, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, 1, 10, $7)`,
-          [org, storeId, id, at, status, customer, updated],
-        );
-      await put(lower, '1', '2026-03-05T00:00:00Z', '2026-03-05T00:00:00Z', 'c1');
-      await put(upper, '1', '2026-03-01T00:00:00Z', '2026-03-06T00:00:00Z', 'c1'); // later written: wins
-      await put(upper, '2', '2026-03-02T00:00:00Z', '2026-03-02T00:00:00Z', 'c2');
-      await put(port, '2', '2026-02-01T00:00:00Z', '2026-03-01T00:00:00Z', 'c2'); // older write: dropped
-      await put(port, '3', '2026-03-03T00:00:00Z', '2026-03-03T00:00:00Z', 'c3');
-      await put(secret, '9', '2026-03-09T00:00:00Z', '2026-03-09T00:00:00Z', 'c9');
-      await db.query(
-        `INSERT INTO customer_first_orders (organization_id, customer, first_order_at)
-         SELECT organization_id, customer, min(created_at) FROM orders GROUP BY 1, 2`,
-      );
-
-      await migrate(db);
-
-      assert.deepEqual(await listStores(db, org), [
-        { address: 'https://creds.example.fr', orders: 1 },
-        { address: 'https://e.example.fr', orders: 3 },
-        { address: 'https://xn--bcher-kva.example', orders: 0 },
-        { address: 'not a url', orders: 0 },
-      ]);
-      const ids = (
-        await db.query<{ id: string }>(
-          'SELECT id::text AS id FROM stores WHERE organization_id = $1 ORDER BY id',
-          [org],
-        )
-      ).map((r) => r.id);
-      assert.deepEqual(ids, [lower, secret, idn, text], 'the store already at the address keeps its id');
-      const orders = await db.query<{ external_id: string; created_at: Date }>(
-        `SELECT o.external_id, o.created_at FROM orders o JOIN stores s ON s.organization_id = o.organization_id AND s.id = o.store_id
-         WHERE o.organization_id = $1 AND s.address = 'https://e.example.fr' ORDER BY 1`,
-        [org],
-      );
-      assert.deepEqual(
-        orders.map((o) => [o.external_id, o.created_at.toISOString()]),
-        [
-          ['1', '2026-03-01T00:00:00.000Z'],
-          ['2', '2026-03-02T00:00:00.000Z'],
-          ['3', '2026-03-03T00:00:00.000Z'],
-        ],
-      );
-      const firsts = await db.query<{ customer: string; first_order_at: Date }>(
-        'SELECT customer, first_order_at FROM customer_first_orders WHERE organization_id = $1 ORDER BY 1',
-        [org],
-      );
-      assert.deepEqual(
-        firsts.map((f) => [f.customer, f.first_order_at.toISOString()]),
-        [
-          ['c1', '2026-03-01T00:00:00.000Z'],
-          ['c2', '2026-03-02T00:00:00.000Z'], // the dropped version's February date is gone (U2)
-          ['c3', '2026-03-03T00:00:00.000Z'],
-          ['c9', '2026-03-09T00:00:00.000Z'],
-        ],
-      );
-      assert.deepEqual(await db.query('SELECT * FROM store_address_pending'), [], 'done once');
-      assert.deepEqual(await migrate(db), [], 'nothing left to apply');
-    } finally {
-      await db.close();
-      await drop();
-    }
   });
 });

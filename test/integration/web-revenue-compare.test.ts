@@ -55,8 +55,15 @@ const figure = (text: string): number =>
       .replace(',', '.'),
   );
 
+// One service for the file (another embedded database costs seconds of CPU); each suite has its
+// own organization and its own user.
+let service: TestService;
+before(async () => {
+  service = await startTestService();
+});
+after(() => service?.cleanup());
+
 describeOn('embedded', 'Revenue page compared with another period (PC1) in Chromium', () => {
-  let service: TestService;
   let browser: Browser;
   let page: Page;
   let key = '';
@@ -74,7 +81,6 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
 
   before(async () => {
     assert.ok(chromiumAvailable(), 'Debian chromium is installed');
-    service = await startTestService();
     const added = await service.addOrganization('Atelier Comparaison', ORDERS);
     key = added.key;
     await addUserToOrganization(service.db, added.org.id, EMAIL, PASSWORD);
@@ -88,7 +94,6 @@ describeOn('embedded', 'Revenue page compared with another period (PC1) in Chrom
   });
   after(async () => {
     await browser?.close();
-    await service?.cleanup();
   });
 
   test('PC1: « Période précédente » shows the key figures of both periods as the API gives them, with PC1’s change', async () => {
@@ -345,7 +350,7 @@ const cents = (value: unknown): number | null =>
   value === null || value === undefined ? null : Math.round(Number(value) * 100) / 100;
 
 describe('Revenue page compared (PC1): key figures and table equal the API’s compare= answers (S3)', () => {
-  let service: TestService;
+  const email = `http-${EMAIL}`; // its own user: a session on this suite's organization alone
   let client: Client;
   let key = '';
 
@@ -356,15 +361,11 @@ describe('Revenue page compared (PC1): key figures and table equal the API’s c
   };
 
   before(async () => {
-    service = await startTestService();
     const added = await service.addOrganization('Atelier Comparaison HTTP', [...ORDERS, ...EDGES]);
     key = added.key;
-    await addUserToOrganization(service.db, added.org.id, EMAIL, PASSWORD);
+    await addUserToOrganization(service.db, added.org.id, email, PASSWORD);
     client = new Client(service.baseUrl);
-    assert.equal((await client.login(EMAIL, PASSWORD)).status, 303);
-  });
-  after(async () => {
-    await service?.cleanup();
+    assert.equal((await client.login(email, PASSWORD)).status, 303);
   });
 
   test('PC1: a previous period reaching before year 1 is refused as the comparison, in French, no computed day shown (issue 26)', async () => {
