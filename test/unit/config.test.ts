@@ -123,3 +123,10 @@ test('issue 21: SHOPIFY_API_VERSION defaults to 2026-10 (a version Shopify suppo
   for (const bad of ['2026-11', '26-10', 'latest', '2026-10/../x'])
     assert.throws(() => loadConfig({ SHOPIFY_API_VERSION: bad }), /SHOPIFY_API_VERSION.*2026-10/);
 });
+
+test('SHOPIFY_BULK_POLL_MS: a look at a running bulk operation every second by default, 1 to 60,000 ms', () => {
+  assert.equal(loadConfig({}).shopifyBulkPollMs, 1_000);
+  assert.equal(loadConfig({ SHOPIFY_BULK_POLL_MS: '100' }).shopifyBulkPollMs, 100);
+  for (const bad of ['0', '60001', '-5', '1.5', 'vite'])
+    assert.throws(() => loadConfig({ SHOPIFY_BULK_POLL_MS: bad }), /SHOPIFY_BULK_POLL_MS.*entre 1 et 60000/);
+});
