@@ -185,10 +185,12 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       60_000,
     );
     const slicesBefore = shop.bulkDownloads.length;
-    await killAndRestart(() => {
+    await killAndRestart(async () => {
+      shop.slowDown(0);
+      // A request the killed server sent last is recorded once its slowed answer begins: let it.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       shop.requests.length = 0;
       shop.bulkDownloads.length = 0;
-      shop.slowDown(0);
     });
     const counted = countedShopifyOrders(shop).length;
     await eventually(
