@@ -110,6 +110,8 @@ export interface Config {
   readonly storeRetryBaseMs: number;
   /** SHOPIFY_API_VERSION: the Admin API version a Shopify store is read with (YYYY-MM). */
   readonly shopifyApiVersion: string;
+  /** SHOPIFY_BULK_POLL_MS: how long a sync pass waits between two looks at a running bulk operation. */
+  readonly shopifyBulkPollMs: number;
   /** METRICS_PORT: the port of the separate /metrics listener (issue 29); undefined: no listener. */
   readonly metricsPort: number | undefined;
   /** METRICS_HOST: the address the /metrics listener binds (loopback unless set). */
@@ -272,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storeHttpTimeoutMs: positiveInt(env, 'STORE_HTTP_TIMEOUT_MS', 30_000, 600_000),
     storeRetryBaseMs: positiveInt(env, 'STORE_RETRY_BASE_MS', 1_000, 600_000),
     shopifyApiVersion: shopifyApiVersion(env.SHOPIFY_API_VERSION),
+    shopifyBulkPollMs: positiveInt(env, 'SHOPIFY_BULK_POLL_MS', 1_000, 60_000),
     metricsPort,
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     instanceName: instanceName(env.INSTANCE_NAME, port),

@@ -968,6 +968,16 @@ export class FakeShopify {
     return this.#bulks[n - 1]?.file.length;
   }
 
+  /**
+   * Every running bulk operation completes now, whatever was left of `bulkDurationMs` (the fake's
+   * own control: a test that must kill a server while one runs gives it a long duration, then
+   * ends it when that is done, instead of guessing how long a loaded machine takes).
+   */
+  completeBulkOperations(): void {
+    const now = Date.now();
+    for (const bulk of this.#bulks) bulk.completesAt = Math.min(bulk.completesAt, now);
+  }
+
   /** Bulk operations started (the fake's own count). */
   get bulkRuns(): number {
     return this.#bulks.length;

@@ -3,6 +3,7 @@
 // lines a person would write by hand for the same orders (test orders left out).
 import assert from 'node:assert/strict';
 import type { TestService } from './service.js';
+import { FAST_SYNC_ENV } from './woocommerce-expectations.js';
 import { lineItemId, orderTotals, type FakeShopify, type FakeShopifyOrder } from './fake-shopify.js';
 
 const money = (cents: number): string => (cents / 100).toFixed(2);
@@ -141,3 +142,28 @@ export async function assertSameProductFigures(
   }
   assert.deepEqual(byProduct, productNetSales(shop));
 }
+
+/**
+ * FAST_SYNC_ENV, with a look at a running bulk operation every 200 ms instead of every second
+ * (SHOPIFY_BULK_POLL_MS: the tests' operations run for a second or two, not minutes), and a look
+ * for due stores every 500 ms instead of 100: each look is a query (about 8 ms of CPU on the
+ * embedded database) that every instance makes all the time, while a pass that ends starts the
+ * next one at once and a webhook wakes its instance, so only a timed pass waits for it.
+ */
+export const SHOPIFY_SYNC_ENV = {
+  ...FAST_SYNC_ENV,
+  STORE_SYNC_POLL_MS: '500',
+  SHOPIFY_BULK_POLL_MS: '200',
+};
+
+/**
+ * `read`, a quarter of a second later: `eventually` (which waits 100 ms between reads) then looks
+ * every 350 ms or so. Each look at a store's row is a query on the database the service works
+ * with; a backfill takes seconds, so looking ten times a second only adds to its work.
+ */
+export const paced =
+  <T>(read: () => Promise<T>, ms = 250): (() => Promise<T>) =>
+  async () => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return read();
+  };

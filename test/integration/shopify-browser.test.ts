@@ -11,9 +11,8 @@ import { chromiumAvailable } from '../helpers/browser.js';
 import { openStoresPage } from '../helpers/connected-store.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { countedShopifyOrders } from '../helpers/shopify-expectations.js';
+import { countedShopifyOrders, SHOPIFY_SYNC_ENV } from '../helpers/shopify-expectations.js';
 import { PASSWORD } from '../helpers/web-client.js';
-import { FAST_SYNC_ENV } from '../helpers/woocommerce-expectations.js';
 
 const EMAIL = 'gerant@shopify-navigateur.example';
 const digits = (text: string | null) => Number((text ?? '').replace(/\D/g, ''));
@@ -51,8 +50,8 @@ describe('Boutiques page: connecting a Shopify shop in Chromium (issue 21)', () 
   before(async () => {
     assert.ok(chromiumAvailable(), 'Debian chromium is installed');
     shop = await FakeShopify.start({ seed: 41 });
-    shop.addOrders(300);
-    service = await startTestService(FAST_SYNC_ENV, { storeCa: shop.ca });
+    shop.addOrders(100);
+    service = await startTestService(SHOPIFY_SYNC_ENV, { storeCa: shop.ca });
     const { org } = await service.addOrganization('Shopify Navigateur', []);
     organizationId = org.id;
     ({ browser, page, requested, bodies } = await openStoresPage(service, org.id, {

@@ -90,7 +90,7 @@ describe('a bulk file not grouped (API 2026-01 and later): every order whole (is
     const older = await FakeShopify.start({ seed: 27, certificate });
     try {
       older.bulkDurationMs = 50;
-      older.addOrders(300);
+      older.addOrders(120);
       const { lines } = await walk(open('2025-10', older), undefined);
       assertExact(lines, older);
       assert.equal(older.bulkFileGrouped(older.bulkRuns), true);

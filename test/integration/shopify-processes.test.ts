@@ -14,11 +14,18 @@ import {
   startStoreProcesses,
   type StoreProcesses,
 } from '../helpers/connected-store.js';
+import { connectionsOf } from '../../src/ingest/connectors/connections.js';
+import { findOrganization } from '../../src/domain/organizations.js';
 import { engine } from '../helpers/database.js';
 import { FakeShopify } from '../helpers/fake-shopify.js';
 import { runCli } from '../helpers/processes.js';
-import { countedShopifyOrders, expectedShopifyLines } from '../helpers/shopify-expectations.js';
-import { eventually, FAST_SYNC_ENV } from '../helpers/woocommerce-expectations.js';
+import {
+  countedShopifyOrders,
+  expectedShopifyLines,
+  paced,
+  SHOPIFY_SYNC_ENV,
+} from '../helpers/shopify-expectations.js';
+import { eventually } from '../helpers/woocommerce-expectations.js';
 
 const ORG = 'boutique-shopify';
 /** A token the shop refuses (tried at connection): it must not be kept or logged either. */
@@ -53,13 +60,23 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
   let processes: StoreProcesses;
   const cli = (...args: string[]) => processes.cli(...args);
   const list = async () => (await cli('store', 'list', '--org', ORG)).stores as StoreStatus[];
+  /**
+   * The store's row, read through the database as the CLI opens it: polled a few times a second
+   * without starting a `sales-metrics` process each time (`store list` is asked once it holds).
+   */
+  const stored = paced(async () => {
+    const db = await processes.database();
+    return (await connectionsOf(db, (await findOrganization(db, ORG)).id))[0];
+  });
 
   before(async () => {
     shop = await FakeShopify.start({ seed: 21 });
     processes = await startStoreProcesses({
       ca: shop.ca,
       prefix: 'sm-shopify-processes-',
-      serverEnv: { ...FAST_SYNC_ENV, LOG_LEVEL: 'info' },
+      // A look at the running operation every 500 ms: it runs until a test ends it, each look
+      // is a request and a write, and nothing here waits on the look's pace.
+      serverEnv: { ...SHOPIFY_SYNC_ENV, SHOPIFY_BULK_POLL_MS: '500', LOG_LEVEL: 'info' },
     });
   });
   after(async () => {
@@ -70,9 +87,12 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
 
   test('store connect --platform shopify: the token on standard input only, checked, never shown back', async () => {
     assert.deepEqual(await cli('org', 'create', '--name', 'Boutique Shopify'), { slug: ORG });
-    shop.addOrders(3_000);
+    // Four slices of the bulk file (250 orders each): three read before the kill, one after.
+    shop.addOrders(1_000);
     shop.slowDown(15);
-    shop.bulkDurationMs = 12_000; // long enough to be seen gathering, and killed while it runs
+    // Running until the second test ends it: seen gathering, and killed while it runs, however
+    // long the commands take on a loaded machine.
+    shop.bulkDurationMs = 600_000;
     const connect = (extra: string[], stdin?: string) =>
       processes.connect({ org: ORG, platform: 'shopify', address: shop.url }, extra, stdin);
     const noStdin = await connect([], `${shop.accessToken}\n`);
@@ -95,12 +115,15 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     const output = connected.stdout + connected.stderr;
     assert.ok(!output.includes(shop.accessToken) && !output.includes(shop.apiSecret));
     // While the bulk operation gathers the history (no order read yet): its objects so far.
-    const [gathering] = await eventually(
-      'the bulk operation’s objects in store list',
-      list,
-      (s) => (s[0]?.backfill?.exportObjects ?? 0) > 0 && s[0]?.backfill?.read === 0,
+    await eventually(
+      'the bulk operation’s objects',
+      stored,
+      (c) => (c?.exportObjects ?? 0) > 0 && c?.runOrders === 0,
       30_000,
     );
+    const [gathering] = await list();
+    assert.ok((gathering?.backfill?.exportObjects ?? 0) > 0, 'the objects so far in store list');
+    assert.equal(gathering!.backfill!.read, 0);
     assert.ok(gathering!.backfill!.exportObjects! < shop.allOrders().length * 10);
     assert.ok(gathering!.backfill!.exportObjectsPerSecond >= 0);
     const text = await runCli(['store', 'list', '--org', ORG], processes.env);
@@ -126,7 +149,20 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     const asked = shop.bulkRunQueries;
     assert.equal(asked, 1, 'one bulkOperationRunQuery');
     assert.equal(shop.bulkRunning, 1, 'the operation still RUNNING at the kill');
+    const polls = () => shop.requests.filter((r) => r.body.includes('SalesMetricsBulkOperation(')).length;
+    const polledBefore = polls();
     await killAndRestart();
+    // The restarted server looks at the same operation while it still runs; then it completes.
+    await eventually(
+      'the operation polled again',
+      async () => polls(),
+      (n) => n > polledBefore,
+      60_000,
+    );
+    assert.equal(shop.bulkRunning, 1, 'still running when the restarted server looked');
+    shop.completeBulkOperations();
+    // Each answer slower now: the fourth slice still to read when the next test kills the server.
+    shop.slowDown(100);
     await eventually(
       'the same operation’s file read',
       async () => shop.bulkDownloads.length,
@@ -149,17 +185,25 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       60_000,
     );
     const slicesBefore = shop.bulkDownloads.length;
-    await killAndRestart(() => {
+    await killAndRestart(async () => {
+      shop.slowDown(0);
+      // A request the killed server sent last is recorded once its slowed answer begins: let it.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       shop.requests.length = 0;
       shop.bulkDownloads.length = 0;
-      shop.slowDown(0);
     });
     const counted = countedShopifyOrders(shop).length;
-    const [status] = await eventually(
+    await eventually(
       'the backfill finished',
+      stored,
+      (c) => c?.phase === 'incremental' && !c.running && c.orders === counted,
+      120_000,
+    );
+    // Then as `store list` says it (once, or again if a pass of the server was running then).
+    const [status] = await eventually(
+      'store list: up to date',
       list,
       (s) => s[0]?.state === 'ok' && s[0].orders === counted,
-      120_000,
     );
     assert.equal(status?.platform, 'shopify');
     assert.ok(slicesBefore >= 3);
@@ -194,8 +238,8 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
     assert.equal(result.code, 0, result.stderr);
     await eventually(
       'the deleted order removed',
-      list,
-      (s) => s[0]?.orders === countedShopifyOrders(shop).length,
+      stored,
+      (c) => c?.orders === countedShopifyOrders(shop).length,
       30_000,
     );
   });
@@ -210,7 +254,7 @@ describe('sales-metrics store … with a Shopify shop, over the real processes (
       bucket.restoreRate = 1;
       shop.drainBucket();
       // The server's own pass gives up at once (its bound is a minute) and sets its next try then.
-      await eventually('the server’s pass throttled', list, (s) => (s[0]?.failures ?? 0) >= 1, 30_000);
+      await eventually('the server’s pass throttled', stored, (c) => (c?.failures ?? 0) >= 1, 30_000);
       const long = await sync();
       assert.equal(long.code, 0, long.stderr);
       const handed = JSON.parse(long.stdout) as { handedOver?: boolean; retryInS?: number };

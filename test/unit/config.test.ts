@@ -130,3 +130,10 @@ test('issue 28: DEMO_DAYS sizes the demo, two years (730 days) unless set, 1 to 
   for (const bad of ['0', '3651', '-1', '1.5', 'week'])
     assert.throws(() => loadConfig({ DEMO_DAYS: bad }), /DEMO_DAYS doit être un entier entre 1 et 3650/, bad);
 });
+
+test('SHOPIFY_BULK_POLL_MS: a look at a running bulk operation every second by default, 1 to 60,000 ms', () => {
+  assert.equal(loadConfig({}).shopifyBulkPollMs, 1_000);
+  assert.equal(loadConfig({ SHOPIFY_BULK_POLL_MS: '100' }).shopifyBulkPollMs, 100);
+  for (const bad of ['0', '60001', '-5', '1.5', 'vite'])
+    assert.throws(() => loadConfig({ SHOPIFY_BULK_POLL_MS: bad }), /SHOPIFY_BULK_POLL_MS.*entre 1 et 60000/);
+});

@@ -25,7 +25,7 @@ export function storeSyncSetup(
   return {
     connectors: {
       woocommerce: woocommerceConnector(retry),
-      shopify: shopifyConnector(config.shopifyApiVersion, retry),
+      shopify: shopifyConnector(config.shopifyApiVersion, retry, config.shopifyBulkPollMs),
     },
     settings: {
       intervalS: config.storeSyncIntervalS,

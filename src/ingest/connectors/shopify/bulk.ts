@@ -47,8 +47,11 @@ const POLL = `query SalesMetricsBulkOperation($id: ID!) {
   bulkOperation(id: $id) { id status errorCode objectCount url fileSize }
 }`;
 
-/** How long one history call waits for a running operation before giving its page back. */
-const POLL_MS = 1_000;
+/**
+ * How long one history call waits for a running operation before giving its page back, by
+ * default (SHOPIFY_BULK_POLL_MS): a look costs one point of the shop's bucket.
+ */
+export const BULK_POLL_MS = 1_000;
 
 export type BulkStep =
   | { readonly kind: 'started'; readonly id: string; readonly createdAt?: Date }
@@ -57,8 +60,8 @@ export type BulkStep =
   | { readonly kind: 'done'; readonly url: string | undefined; readonly size: number | undefined }
   | { readonly kind: 'failed' };
 
-/** The operation's state, waiting up to POLL_MS while it runs. */
-export async function pollBulk(client: ShopifyGraphql, id: string): Promise<BulkStep> {
+/** The operation's state, waiting `waitMs` while it runs. */
+export async function pollBulk(client: ShopifyGraphql, id: string, waitMs = BULK_POLL_MS): Promise<BulkStep> {
   let data: Json;
   try {
     data = await client.query(POLL, { id }, 1);
@@ -77,7 +80,7 @@ export async function pollBulk(client: ShopifyGraphql, id: string): Promise<Bulk
     };
   }
   if (status === 'CREATED' || status === 'RUNNING') {
-    await sleep(POLL_MS);
+    await sleep(waitMs);
     return { kind: 'running', objects: Number(operation?.objectCount ?? 0) || 0 };
   }
   return { kind: 'failed' }; // FAILED, CANCELED, CANCELING, EXPIRED, or gone

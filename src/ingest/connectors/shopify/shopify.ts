@@ -18,7 +18,7 @@ import { newWebhookSecret } from '../credentials.js';
 import { readSignedOrderDelivery } from '../signed-webhook.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../polite-get.js';
 import { checkStoreUrl, StoreHttpError, type StoreHttpOptions } from '../store-http.js';
-import { pollBulk, readBulkSlice } from './bulk.js';
+import { BULK_POLL_MS, pollBulk, readBulkSlice } from './bulk.js';
 import { TooManyOpenOrders } from './bulk-file.js';
 import { startBulk } from './bulk-start.js';
 import { accessDenied, graphqlUrl, ShopifyGraphql } from './graphql.js';
@@ -54,6 +54,7 @@ class ShopifyApi implements StoreApi {
     private readonly http: StoreHttpOptions,
     private readonly retry: RetryPolicy,
     private readonly version: string,
+    private readonly bulkPollMs: number,
   ) {}
 
   /** The order with all its line items and its refunds (the page gave only the first ones). */
@@ -232,7 +233,7 @@ class ShopifyApi implements StoreApi {
     const m = /^bulk:(gid:\/\/shopify\/BulkOperation\/\d{1,19})(?::to:(\d{1,15})|:\d{1,15})?$/.exec(cursor);
     if (!m) return empty('pages:'); // a cursor of another kind (an older walk): pages from the start
     const id = m[1]!;
-    const step = await pollBulk(this.client, id);
+    const step = await pollBulk(this.client, id, this.bulkPollMs);
     // Objects so far (orders, line items, shipping lines): the progress while it gathers them.
     if (step.kind === 'running') return empty(cursor, undefined, step.objects);
     if (step.kind !== 'done') return empty('pages:');
@@ -392,7 +393,12 @@ async function checkScopes(client: ShopifyGraphql, host: string): Promise<void> 
   }
 }
 
-export function shopifyConnector(version: string, retry: RetryPolicy = DEFAULT_RETRY): StoreConnector {
+/** `bulkPollMs`: the wait between two looks at a running bulk operation (SHOPIFY_BULK_POLL_MS). */
+export function shopifyConnector(
+  version: string,
+  retry: RetryPolicy = DEFAULT_RETRY,
+  bulkPollMs = BULK_POLL_MS,
+): StoreConnector {
   return {
     platform: 'shopify',
     label: 'Shopify',
@@ -415,6 +421,7 @@ export function shopifyConnector(version: string, retry: RetryPolicy = DEFAULT_R
         http,
         retry,
         version,
+        bulkPollMs,
       ),
     readWebhook,
   };
