@@ -26,6 +26,28 @@ export interface StoreHttpOptions {
   readonly maxRedirects?: number;
   /** Name resolution, for tests (default: dns.promises.lookup with { all: true, verbatim: true }). */
   readonly resolve?: (hostname: string) => Promise<readonly { address: string; family: number }[]>;
+  /** Connections kept open between requests (one sync pass's); without, a new one per request. */
+  readonly keptConnections?: KeptConnections;
+}
+
+/**
+ * The connections of one sync pass, to one store, kept open between its requests: a backfill of
+ * a thousand pages otherwise pays a thousand name lookups and TLS handshakes. Each new connection
+ * still resolves and checks its address (checkedLookup); an open one only goes back to the address
+ * already checked. Never shared between stores or passes: the pass closes it when it ends.
+ */
+export class KeptConnections {
+  readonly #http = new http.Agent({ keepAlive: true, maxSockets: 2 });
+  readonly #https = new https.Agent({ keepAlive: true, maxSockets: 2 });
+
+  agentFor(url: URL): http.Agent {
+    return url.protocol === 'https:' ? this.#https : this.#http;
+  }
+
+  close(): void {
+    this.#http.destroy();
+    this.#https.destroy();
+  }
 }
 
 export interface StoreResponse {
@@ -162,7 +184,9 @@ function requestOptions(url: URL, options: StoreHttpOptions, method: StoreReques
     port: url.port || undefined,
     path: `${url.pathname}${url.search}`,
     method,
-    agent: false as const, // a fresh connection each time: no proxy, no keep-alive shared between stores
+    // A pass's own kept connections, or a fresh connection each time: no proxy, nothing shared
+    // between stores.
+    agent: options.keptConnections?.agentFor(url) ?? (false as const),
     lookup: checkedLookup(options),
     insecureHTTPParser: false,
     rejectUnauthorized: true,

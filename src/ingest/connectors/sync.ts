@@ -16,7 +16,7 @@ import { renewLease, type PassOutcome, type StoreConnection } from './connection
 import { LeaseLost, writeChanges, type Changes } from './order-writes.js';
 import { openCredentials } from './credentials.js';
 import { UnsealError } from './sealed.js';
-import type { StoreHttpOptions } from './store-http.js';
+import { KeptConnections, type StoreHttpOptions } from './store-http.js';
 import { AppError } from '../../errors.js';
 
 export interface SyncSettings {
@@ -393,9 +393,11 @@ export async function runPass(
   options: PassOptions = {},
 ): Promise<{ outcome: PassOutcome; written: number; internalError?: unknown }> {
   let pass: Pass | undefined;
+  const keptConnections = new KeptConnections();
   try {
     const credentials = openCredentials(db.secretKey, connection);
-    const api = connector.open(new URL(connection.apiBase), credentials, settings.http, connection.currency);
+    const http = { ...settings.http, keptConnections };
+    const api = connector.open(new URL(connection.apiBase), credentials, http, connection.currency);
     pass = new Pass(db, connection, owner, api, settings, options);
     await refetchNamed(pass);
     const finished = connection.phase === 'backfill' ? await backfill(pass) : (await changes(pass), true);
@@ -417,5 +419,7 @@ export async function runPass(
     const known =
       error instanceof ConnectorError || error instanceof UnsealError || databaseMomentarilyOut(error);
     return { outcome, written: pass?.written ?? 0, ...(known ? {} : { internalError: error }) };
+  } finally {
+    keptConnections.close();
   }
 }

@@ -15,6 +15,7 @@ import zlib from 'node:zlib';
 import { once } from 'node:events';
 import {
   checkStoreUrl,
+  KeptConnections,
   storeGet,
   StoreHttpError,
   type StoreHttpErrorKind,
@@ -562,4 +563,25 @@ test('the caller’s signal aborts the request', async () => {
     storeGet(at(`http://local.test:${silent.port}/`), AUTH, devStore, AbortSignal.abort()),
     { name: 'AbortError' },
   );
+});
+
+test('kept connections: one pass’s requests share a connection; another host, a redirect’s, gets its own, checked; closing ends them', async () => {
+  const s = await store(ok());
+  const kept = new KeptConnections();
+  const options = { ...publicStore, keptConnections: kept };
+  const url = at(`https://boutique.example.fr:${s.port}/`);
+  for (let i = 0; i < 5; i++) assert.equal((await storeGet(url, AUTH, options)).status, 200);
+  assert.equal(s.connections, 1, 'five requests, one TLS connection');
+  // Without kept connections (a connection test, a webhook's fetch), one per request, as before.
+  for (let i = 0; i < 2; i++) assert.equal((await storeGet(url, AUTH, publicStore)).status, 200);
+  assert.equal(s.connections, 3);
+  // A name that now resolves to an internal address is refused on its own connection.
+  await refused(storeGet(at(`https://rebind.example.fr:${s.port}/`), AUTH, options), 'blocked-address');
+  // A redirect to another host opens a connection of its own, its address checked.
+  const moved = await store((_req, res) =>
+    res.writeHead(302, { location: `https://interne.example.fr:${s.port}/` }).end(),
+  );
+  await refused(storeGet(at(`https://cdn.example.fr:${moved.port}/`), AUTH, options), 'blocked-address');
+  kept.close();
+  assert.equal((await storeGet(url, AUTH, publicStore)).status, 200); // the store still answers
 });
