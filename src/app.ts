@@ -13,7 +13,7 @@ import cors from '@fastify/cors';
 import helmet from 'helmet';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
-import { appError, AppError, ERROR_KINDS, type ErrorCode } from './errors.js';
+import { appError, AppError, databaseMomentarilyOut, ERROR_KINDS, type ErrorCode } from './errors.js';
 import type { ReportEngine } from './metrics/engine.js';
 import { reportEngineFor } from './metrics/report-engine.js';
 import { ColumnarReportEngine } from './metrics/columnar/columnar-engine.js';
@@ -299,8 +299,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
             // Looking for due stores while our database is busy or away is tried again at the next
             // poll: a warning, not an error.
             failed: (error, connectionId) =>
-              error instanceof AppError &&
-              (error.code === 'SERVICE_BUSY' || error.code === 'DATABASE_UNAVAILABLE')
+              databaseMomentarilyOut(error)
                 ? app.log.warn(
                     { code: error.code, connectionId },
                     'store sync waits: database busy or unreachable',

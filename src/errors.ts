@@ -176,3 +176,13 @@ export function errorFields(error: unknown): { code?: string; statusCode?: numbe
     'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : undefined;
   return { ...(code === undefined ? {} : { code }), ...(statusCode === undefined ? {} : { statusCode }) };
 }
+
+/**
+ * Our own database busy (every pool connection taken, a statement over its budget) or unreachable
+ * for a moment (src/db/database.ts): a caller that can wait tries again in seconds.
+ */
+export function databaseMomentarilyOut(error: unknown): error is AppError {
+  return (
+    error instanceof AppError && (error.code === 'SERVICE_BUSY' || error.code === 'DATABASE_UNAVAILABLE')
+  );
+}

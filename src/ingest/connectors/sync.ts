@@ -17,7 +17,7 @@ import { LeaseLost, writeChanges, type Changes } from './order-writes.js';
 import { openCredentials } from './credentials.js';
 import { UnsealError } from './sealed.js';
 import { KeptConnections, type StoreHttpOptions } from './store-http.js';
-import { AppError } from '../../errors.js';
+import { databaseMomentarilyOut } from '../../errors.js';
 
 export interface SyncSettings {
   /** Seconds between two incremental syncs of a store (STORE_SYNC_INTERVAL_S). */
@@ -323,13 +323,6 @@ async function sweep(pass: Pass): Promise<void> {
 }
 
 /** The plain-French outcome of a failed pass, and when to try again. */
-/** SERVICE_BUSY or DATABASE_UNAVAILABLE from our database layer (src/db/database.ts). */
-function databaseMomentarilyOut(error: unknown): error is AppError {
-  return (
-    error instanceof AppError && (error.code === 'SERVICE_BUSY' || error.code === 'DATABASE_UNAVAILABLE')
-  );
-}
-
 export function failed(
   connection: Pick<StoreConnection, 'failures'>,
   error: unknown,
