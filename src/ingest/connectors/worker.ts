@@ -3,7 +3,9 @@
 // `concurrency` stores at once, and gives each back with the time of its next sync. Every
 // instance may run one; a store is synced by one of them at a time.
 import crypto from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Database } from '../../db/database.js';
+import { databaseMomentarilyOut } from '../../errors.js';
 import type { Platform, StoreConnector } from './connector.js';
 import { claimDue, release, type StoreConnection } from './connections.js';
 import { LeaseLost } from './order-writes.js';
@@ -21,6 +23,34 @@ export interface WorkerEvents {
     error?: string;
   }): void;
   failed(error: unknown, connectionId: string | undefined): void;
+}
+
+/**
+ * Waits before each new try to give a store back when our database was busy or away for a moment.
+ * Without them a release that met `SERVICE_BUSY` left the store leased until its lease ran out
+ * (LEASE_S, a minute), although the database answered again a second later.
+ */
+export const RELEASE_RETRY_MS: readonly number[] = [250, 1000, 4000];
+
+/**
+ * Runs `attempt`, and again after each of `waitsMs` while it fails because our database is busy or
+ * away for a moment (databaseMomentarilyOut), unless `stopping()`: any other error, the last one,
+ * or one met while stopping is thrown.
+ */
+export async function retryWhileMomentarilyOut<T>(
+  attempt: () => Promise<T>,
+  waitsMs: readonly number[],
+  stopping: () => boolean,
+): Promise<T> {
+  for (let tried = 0; ; tried += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const wait = waitsMs[tried];
+      if (wait === undefined || !databaseMomentarilyOut(error) || stopping()) throw error;
+      await delay(wait);
+    }
+  }
 }
 
 export class StoreSyncWorker {
@@ -80,7 +110,11 @@ export class StoreSyncWorker {
         },
       );
       if (internalError !== undefined) this.events.failed(internalError, connection.id);
-      await release(this.db, connection.id, owner, outcome);
+      await retryWhileMomentarilyOut(
+        () => release(this.db, connection.id, owner, outcome),
+        RELEASE_RETRY_MS,
+        () => this.stopping,
+      );
       this.events.passEnded({
         connectionId: connection.id,
         organizationId: connection.organizationId,
