@@ -6,7 +6,10 @@
 // listen, the first answer, the warm median and their ratio, the load average, and the server's
 // `loaded` event. Ratios in one run, so that a machine shared with others compares like with like.
 // Usage: node --max-old-space-size=6144 dist/bench/first-answer.js --keep DIR [--orders N] [--starts R]
+//   [--database-url URL]: a PostgreSQL database instead of the embedded one (the data kept there, the
+//   snapshot file in DIR as on the embedded engine; the same URL each run).
 //   FIRST_SERVER_NODE_ARGS: node options of the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,6 +22,7 @@ const { values: args } = parseArgs({
     keep: { type: 'string' },
     orders: { type: 'string', default: '1000000' },
     starts: { type: 'string', default: '2' },
+    'database-url': { type: 'string' },
   },
 });
 if (!args.keep) throw new Error('--keep DIR: the folder that keeps the data between runs');
@@ -73,6 +77,16 @@ async function kept(env: Record<string, string>): Promise<string> {
   return key;
 }
 
+/** The secret key kept in DIR, so that every run's server reads what the first run's import wrote. */
+function secretKey(): string {
+  const file = path.join(DIR, 'secret-key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(DIR, { recursive: true });
+    fs.writeFileSync(file, crypto.randomBytes(32).toString('hex'), { mode: 0o600 });
+  }
+  return fs.readFileSync(file, 'utf8');
+}
+
 let asked = 0; // each question asks another limit: never the same cache key (C1)
 async function ask(server: ServerProcess, key: string): Promise<number> {
   const started = performance.now();
@@ -87,7 +101,11 @@ async function ask(server: ServerProcess, key: string): Promise<number> {
   return performance.now() - started;
 }
 
-const env = { DATA_DIR: path.join(DIR, 'data') };
+const env: Record<string, string> = {
+  DATA_DIR: path.join(DIR, 'data'),
+  // A server database asks for the instances' shared secret: one made for this folder's runs.
+  ...(args['database-url'] ? { DATABASE_URL: args['database-url'], SECRET_KEY: secretKey() } : {}),
+};
 const key = await kept(env);
 for (let start = 0; start < STARTS; start++) {
   const load = loadavg();

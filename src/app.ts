@@ -128,8 +128,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       },
     },
   });
+  // Requests under way (their socket's answer not yet finished or closed): the schemas are
+  // compiled in the background only while there are none.
+  let underWay = 0;
+  app.addHook('onRequest', async (_request, reply) => {
+    underWay++;
+    reply.raw.once('close', () => underWay--);
+  });
   app.addHook('onListen', async () =>
-    compilers.compileRest((err: unknown) => app.log.error({ err }, 'route schema failed to compile')),
+    compilers.compileRest(
+      (err: unknown) => app.log.error({ err }, 'route schema failed to compile'),
+      () => underWay > 0,
+    ),
   );
   // Security headers on every answer (finding 11): scripts and styles from this origin only, no
   // inline script, no framing, no sniffing, the referrer kept within the site (the organization

@@ -80,15 +80,25 @@ export class LazyCompilers {
   /**
    * Compiles, one a turn of the event loop (a few milliseconds each), the validators no request
    * has needed yet; `failed` hears of a schema that does not compile (its route answers 500).
+   * While `busy()` (requests under way) it waits: compiled right as the server listened, they
+   * took a quarter of a second of the thread just when the first reports came (issue 28: the very
+   * first answer after a restart, profiled), and a request compiles what it needs itself anyway.
    */
-  compileRest(failed: (error: unknown) => void): void {
-    const next = this.waiting.shift();
-    if (!next) return;
+  compileRest(failed: (error: unknown) => void, busy: () => boolean = () => false): void {
+    if (this.waiting.length === 0) return;
+    if (busy()) {
+      setTimeout(() => this.compileRest(failed, busy), IDLE_LOOK_MS).unref();
+      return;
+    }
+    const next = this.waiting.shift() as () => unknown;
     try {
       next();
     } catch (error) {
       failed(error);
     }
-    setImmediate(() => this.compileRest(failed));
+    setImmediate(() => this.compileRest(failed, busy));
   }
 }
+
+/** How often compileRest looks again whether the server is idle. */
+const IDLE_LOOK_MS = 50;

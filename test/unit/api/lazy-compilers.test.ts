@@ -83,3 +83,26 @@ test('issue 28: compileRest compiles, in the background, what no request has nee
   assert.deepEqual(failures, []);
   await app.close();
 });
+
+test('issue 28: compileRest waits while requests are under way, then compiles', async () => {
+  const compilers = new LazyCompilers();
+  const app = Fastify({
+    schemaController: {
+      compilersFactory: { buildValidator: compilers.buildValidator as unknown as Factory['buildValidator'] },
+    },
+  });
+  withRoutes(app);
+  await app.ready();
+  let busy = true;
+  compilers.compileRest(
+    (error) => assert.fail(String(error)),
+    () => busy,
+  );
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(compilers.pending, 3, 'nothing compiled while the server is busy');
+  busy = false;
+  const until = Date.now() + 5_000;
+  while (compilers.pending > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(compilers.pending, 0, 'compiled once the server is idle');
+  await app.close();
+});
