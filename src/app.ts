@@ -46,6 +46,8 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * under Fastify's 10 s for an onReady hook, past which the server would not start at all.
  */
 const READ_BACK_WAIT_MS = 5_000;
+/** At most this long of warm-up questions on the snapshot read back, before listening (issue 28). */
+const WARM_UP_MS = 1_000;
 
 export interface AppDeps {
   readonly db: Database;
@@ -243,7 +245,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
     cold.start();
     // Listening waits for the saved files' read-back (bounded), not for any build.
-    app.addHook('onReady', async () => cold.savedFilesRead(READ_BACK_WAIT_MS));
+    // Then the scan's loops warmed on what was read back (bounded), for the first report's sake.
+    app.addHook('onReady', async () => {
+      const started = performance.now();
+      await cold.savedFilesRead(READ_BACK_WAIT_MS);
+      await computing
+        .warmUp(Math.min(WARM_UP_MS, READ_BACK_WAIT_MS - (performance.now() - started)))
+        .catch((err: unknown) => app.log.warn({ err }, 'report warm-up failed'));
+    });
     app.addHook('onClose', async () => cold.stop());
     // The time zones too (every report checks its zone among them): pg_timezone_names reads every
     // zone's rules, a few hundred ms the first time, seconds on PGlite under load, which the first
