@@ -33,6 +33,7 @@ import {
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
+import { EXECUTION_PATHS } from '../../src/metrics/columnar/execute.js';
 import { SqlReportEngine, type ReportEngine } from '../../src/metrics/engine.js';
 import { resolveComparison } from '../../src/query/compare.js';
 import { addDays, dayOf, dayStart, GRANULARITIES } from '../../src/query/dates.js';
@@ -308,7 +309,7 @@ describe('columnar engine against the SQL engine', () => {
   let fallbacks: ReportPlan[] = [];
   const events: SnapshotEvent[] = [];
   let columnar: ColumnarReportEngine;
-  /** The same on the other paths: two passes, a map of keys, days found by comparing with their starts, the scan in short ranges. */
+  /** The same on the other paths (no quarter-hour sums either): two passes, a map of keys, days found by comparing with their starts, the scan in short ranges. */
   let narrow: ColumnarReportEngine;
   let a: string;
   let b: string;
@@ -328,13 +329,15 @@ describe('columnar engine against the SQL engine', () => {
       buildWaitMs: 60_000,
       chunkRows: 500, // many chunks, customers cut at chunk ends
       onEvent: (event) => events.push(event),
+      // Issue 28: every part sums its orders by quarter hour, however few (cell-sums.ts).
+      executionPaths: { ...EXECUTION_PATHS, cellsPerOrder: Infinity },
     });
     narrow = new ColumnarReportEngine(database.db, counting(), {
       memoryBudgetBytes: 64 * 1024 * 1024,
       buildWaitMs: 60_000,
       // Two hours: no zone's days start a whole number of them apart, so every day is found by
       // comparison; seven orders a range: customers' runs cut between two ranges of the scan.
-      executionPaths: { directKeys: 0, tableKeys: 0, dayUnits: [7200], scanOrders: 7 },
+      executionPaths: { directKeys: 0, tableKeys: 0, dayUnits: [7200], scanOrders: 7, cellsPerOrder: 0 },
     });
     a = (await createOrganization(database.db, { name: 'Différentielle A' })).id;
     b = (await createOrganization(database.db, { name: 'Différentielle B' })).id;
