@@ -114,7 +114,12 @@ console.log(
 
 // ---- the day buckets as loadDayBuckets makes them (hours, aligned), from Intl instead of SQL -----
 function parisDays(): DayBuckets {
-  const format = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' });
+  const format = new Intl.DateTimeFormat('en-CA', {
+    timeZone: ZONE,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  });
   const first = Date.parse(`${from}T00:00:00Z`) / 1000 - 2 * 86_400;
   const last = Date.parse(`${today}T00:00:00Z`) / 1000 + 3 * 86_400;
   const lowest = new Date(Date.parse(`${from}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
@@ -124,7 +129,10 @@ function parisDays(): DayBuckets {
   let previous = '';
   for (let t = first; t < last; t += 3600) {
     const label = format.format(new Date(t * 1000));
-    if (label !== previous && label >= lowest && label <= highest) [labels.push(label), starts.push(t)];
+    if (label !== previous && label >= lowest && label <= highest) {
+      labels.push(label);
+      starts.push(t);
+    }
     previous = label;
   }
   const unit = 3600;
@@ -176,7 +184,9 @@ function check(kind: Kind, build: string, rows: ReportRows | undefined): void {
     expected.every((row, r) =>
       Object.entries(row).every(
         ([id, value]) =>
-          (id !== 'date' && !METRICS.includes(id as MetricId)) || (got[r] as Record<string, unknown>)[id] === value),
+          (id !== 'date' && !METRICS.includes(id as MetricId)) ||
+          (got[r] as Record<string, unknown>)[id] === value,
+      ),
     );
   if (!same) throw new Error(`${build} ${kind}: not the reference's answer`);
 }
@@ -189,10 +199,14 @@ if (process.env.SCAN_OLD) {
   engines.unshift(['old', ((await import(old)) as { executePlan: typeof ExecutePlan }).executePlan]);
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 console.log(`load average before: ${load()}`);
 for (const kind of Object.keys(QUESTIONS) as Kind[]) {
-  const times = new Map<string, number[]>([['scan', []], ...engines.map(([name]) => [name, []] as [string, number[]])]);
+  const times = new Map<string, number[]>([
+    ['scan', []],
+    ...engines.map(([name]) => [name, []] as [string, number[]]),
+  ]);
   for (const [name, execute] of engines) check(kind, name, await execute(snapshot, QUESTIONS[kind], buckets));
   for (let r = 0; r < ROUNDS; r++) {
     let t = performance.now();

@@ -168,7 +168,14 @@ function orderSums(part: Part, i: number): Float64Array {
 }
 
 /** A cell's sums (times `sign`) into a row's slot, net revenue (S2) from its amounts. */
-function add(scan: ScanSettings, out: Float64Array, slot: number, sums: Float64Array, at: number, sign: number): void {
+function add(
+  scan: ScanSettings,
+  out: Float64Array,
+  slot: number,
+  sums: Float64Array,
+  at: number,
+  sign: number,
+): void {
   const { refunds, taxes, shipping, fees } = scan;
   const base = slot * field.SLOT;
   const total = sums[at + TOTAL] as number;
