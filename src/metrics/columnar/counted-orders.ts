@@ -42,6 +42,11 @@ export interface CountedInto {
   readonly sums: Float64Array | undefined;
   readonly keyOf: Float64Array | undefined;
   readonly lines: LinePass | undefined;
+  /**
+   * Issue 28: the part's additive sums came from its quarter-hour table (cell-sums.ts): only the
+   * customers' runs are read, for U2–U5, into `sums` by slot (the slot is the key).
+   */
+  readonly customersOnly?: boolean;
 }
 
 /**
@@ -85,12 +90,15 @@ export function countOrders(
   const slots = lines?.slots;
   const direct = slots?.direct === true;
   const directSums = slots?.sums ?? orderSums; // a direct key space's sums never grow
+  const customersOnly = into.customersOnly === true;
 
   // c = runs: the anonymous orders, in no particular order. A plan that neither counts customers
   // nor tells them apart (no customer_type, so every order's type key is 0) reads all the orders
   // as one such run, without the customers' runs, unless some runs are retired.
-  const runs = needsFirstOrders || countCustomers || retiredRuns ? customerCount : 0;
-  for (let c = runAt(runStart, runs, rows.from); c <= runs; c++) {
+  // Customers only: their runs, not the anonymous orders.
+  const runs = needsFirstOrders || countCustomers || retiredRuns || customersOnly ? customerCount : 0;
+  const lastRun = customersOnly ? runs - 1 : runs;
+  for (let c = runAt(runStart, runs, rows.from); c <= lastRun; c++) {
     const from = runStart[c] as number;
     if (from >= rows.to) break; // the runs after the range
     if (c < runs && retiredRuns?.[c] === 1) continue;
@@ -184,6 +192,16 @@ export function countOrders(
           at = slots.at(slot);
           out = slots.sums;
         }
+      }
+      if (customersOnly) {
+        // U4, U5 as below; without `date`, every counted order of the run is in the same row.
+        if (out[at + LAST_CUSTOMER] !== customer + 1) {
+          out[at + LAST_CUSTOMER] = customer + 1;
+          out[at + UNIQUE]! += 1;
+          out[at + customerField]! += 1;
+        }
+        if (!byDate) break;
+        continue;
       }
       out[at + ORDERS]! += 1;
       if (sumItems) out[at + ITEMS]! += items[i] as number;

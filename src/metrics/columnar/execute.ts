@@ -27,7 +27,8 @@ import {
   type DimensionKey,
   type KeyWeights,
 } from './scan-settings.js';
-import type { Snapshot } from './snapshot.js';
+import type { Part, Snapshot } from './snapshot.js';
+import { addCells, CELL_SECONDS, cellSums, readyCellSums, type CellSums } from './cell-sums.js';
 import { sortedOrder } from './sort-rows.js';
 import { ranges } from './order-ranges.js';
 
@@ -46,6 +47,16 @@ export interface ExecutionPaths {
    * orders, read in one go, held the event loop 150–300 ms. About 5 ms of reading each.
    */
   readonly scanOrders: number;
+  /**
+   * Issue 28: a part keeps quarter-hour sums (cell-sums.ts) when their cells are at most this
+   * many per order of it: at ten million orders over three years, one cell for a hundred orders.
+   */
+  readonly cellsPerOrder: number;
+  /**
+   * Whether a report waits for a part's quarter-hour sums being built (the tests, to use them at
+   * once), or scans the orders meanwhile (false: a first report is never slower for them).
+   */
+  readonly waitForCells: boolean;
 }
 
 export const EXECUTION_PATHS: ExecutionPaths = {
@@ -53,6 +64,8 @@ export const EXECUTION_PATHS: ExecutionPaths = {
   tableKeys: 1 << 21,
   dayUnits: DAY_UNITS,
   scanOrders: 1 << 15,
+  cellsPerOrder: 1 / 8,
+  waitForCells: false,
 };
 /** Each code's value ranked in T3 order; codes with the same value (days of one G2 bucket) share a digit. */
 function dimensionKey(id: DimensionId, values: readonly string[]): DimensionKey {
@@ -145,7 +158,9 @@ export async function aggregate(
   const each = async (into: (p: number) => CountedInto): Promise<void> => {
     let [customers, orders] = [0, 0];
     for (const [p, part] of snapshot.parts.entries()) {
-      for (const rows of ranges(part.orderCount, paths.scanOrders)) {
+      // A part summed by its cells is read for its customers only, when the plan counts them.
+      const skipped = into(p).customersOnly === true && !scan.countCustomers;
+      for (const rows of skipped ? [] : ranges(part.orderCount, paths.scanOrders)) {
         countOrders(part, rows, customers, orders, scan, into(p));
         await slices.pause();
       }
@@ -161,7 +176,10 @@ export async function aggregate(
   }
   if (weights.space <= paths.directKeys) {
     const sums = new Float64Array(weights.space * field.SLOT);
-    await each(() => ({ sums, keyOf: undefined, lines: undefined }));
+    const tables = await partTables(snapshot, plan, scan, paths, slices);
+    for (const [p, table] of tables.entries())
+      if (table) addCells(snapshot.parts[p] as Part, table, scan, sums);
+    await each((p) => ({ sums, keyOf: undefined, lines: undefined, customersOnly: tables[p] !== undefined }));
     const keys: number[] = [];
     for (let key = 0; key < weights.space; key++)
       if ((sums[key * field.SLOT + field.ORDERS] as number) > 0) keys.push(key);
@@ -174,6 +192,42 @@ export async function aggregate(
   const sums = new Float64Array(keys.length * field.SLOT);
   await each((p) => ({ sums, keyOf: keyOfs[p], lines: undefined }));
   return { weights, sums, keys, slots: Array.from(keys, (_, slot) => slot) };
+}
+
+/**
+ * Issue 28: each part's quarter-hour sums (cell-sums.ts) when the plan can add up cells: no filter
+ * (F1), no dimension but `date`, and every boundary on a quarter hour (T1's midnights in UTC, the
+ * local days' starts); undefined for a part without (too few orders for its span of time).
+ */
+async function partTables(
+  snapshot: Snapshot,
+  plan: ReportPlan,
+  scan: ScanSettings,
+  paths: ExecutionPaths,
+  slices: TimeSlices,
+): Promise<(CellSums | undefined)[]> {
+  const onQuarterHours = (t: number): boolean => t % CELL_SECONDS === 0;
+  const summable =
+    !plan.readsLines &&
+    Object.keys(plan.filters).length === 0 &&
+    plan.dimensions.every((id) => id === 'date') &&
+    onQuarterHours(scan.start) &&
+    onQuarterHours(scan.end) &&
+    (!scan.byDate || scan.buckets.starts.every(onQuarterHours));
+  const tables: (CellSums | undefined)[] = [];
+  // S1: the table of the orders these statuses leave counted, named by the statuses.
+  const settings = [...plan.settings.excludedStatuses].sort().join('\n');
+  for (const part of snapshot.parts) {
+    const maxCells = Math.floor(part.orderCount * paths.cellsPerOrder);
+    tables.push(
+      summable && maxCells > 0
+        ? paths.waitForCells
+          ? await cellSums(part, scan.attributeExcluded, settings, maxCells, paths.scanOrders, slices)
+          : readyCellSums(part, scan.attributeExcluded, settings, maxCells, paths.scanOrders, slices)
+        : undefined,
+    );
+  }
+  return tables;
 }
 
 /**
