@@ -62,16 +62,28 @@ async function movedKeys(
   const mainRank = dateAt < 0 ? undefined : new Map(dimensions[dateAt]?.sorted.map((v, r) => [v, r]));
   const moved: number[] = [];
   const slots: number[] = [];
+  // The main period's rank of each comparison bucket, worked out once per bucket rather than once
+  // per key (issue 29, item 2): null past the main period's buckets, -1 for none of its buckets.
+  const movedRanks = new Map<number, number | null>();
+  const movedRank = (digit: number): number | null => {
+    let rank = movedRanks.get(digit);
+    if (rank === undefined) {
+      const day = previous.weights.dimensions[dateAt]?.sorted[digit] as string;
+      const k = bucketIndex(frames.previous.first, day, granularity);
+      rank =
+        k >= frames.main.count ? null : (mainRank?.get(bucketAt(frames.main.first, k, granularity)) ?? -1);
+      movedRanks.set(digit, rank);
+    }
+    return rank;
+  };
   for (let n = 0; n < previous.keys.length; n++) {
     if (slices.due()) await slices.next();
     const key = previous.keys[n] as number;
     const digits = digitsOf(previous, key);
     if (mainRank) {
-      const day = previous.weights.dimensions[dateAt]?.sorted[digits[dateAt] as number] as string;
-      const k = bucketIndex(frames.previous.first, day, granularity);
-      if (k >= frames.main.count) continue;
-      const rank = mainRank.get(bucketAt(frames.main.first, k, granularity));
-      if (rank === undefined) return undefined; // not a bucket of the main period: SQL answers
+      const rank = movedRank(digits[dateAt] as number);
+      if (rank === null) continue;
+      if (rank < 0) return undefined; // not a bucket of the main period: SQL answers
       digits[dateAt] = rank;
     }
     moved.push(digits.reduce((sum, digit, d) => sum + digit * (dimensions[d]?.stride ?? 1), 0));
