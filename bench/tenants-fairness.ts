@@ -8,6 +8,8 @@
 // average, their ratio by round and over all rounds, and the noisy answers served.
 // Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds per phase, default 20] [rounds, default 3]
 // With BENCH_CPU_PROF=<directory>, the server runs under `node --cpu-prof` and writes its profile there.
+// With BENCH_SERVER_NODE_ARGS="<flags>", the server's node runs with them (say
+// `--max-semi-space-size=64`), the bench's own processes without.
 // With BENCH_DATABASE_URL=<a PostgreSQL server's URL>, a database of its own is created there for
 // the run (and dropped after) instead of the embedded one.
 import crypto from 'node:crypto';
@@ -88,7 +90,10 @@ const server = await startServer(
     ...databaseEnv,
   },
   120_000,
-  profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  [
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+  ],
 );
 let asked = 0;
 const get = async (query: string, key: string) => {

@@ -4,7 +4,7 @@
 // `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (csv-stringify's escape_formulas),
 // so that a spreadsheet never evaluates a store's status or address; numbers are not text cells.
 import { stringify } from 'csv-stringify/sync';
-import type { ReportRow } from '../metrics/engine.js';
+import type { ReportRow, RowSequence } from '../metrics/engine.js';
 
 // csv-stringify quotes a field holding the whole record delimiter (CRLF) but not a lone CR or LF,
 // which RFC 4180 also allows only inside quotes.
@@ -17,7 +17,7 @@ const OPTIONS = { record_delimiter: 'windows', escape_formulas: true, quoted_mat
  */
 export function* reportCsvPieces(
   columns: readonly string[],
-  rows: readonly ReportRow[],
+  rows: RowSequence,
   rowsPerPiece: number,
 ): Generator<string> {
   yield stringify([[...columns]], OPTIONS);

@@ -29,13 +29,31 @@ export function comparedRow(
   const hasPrevious = !byDate || values.datePrevious !== null;
   for (const id of plan.dimensions) {
     row[id] = values.dimension(id);
-    if (id === 'date') row[previousOf(id)] = values.datePrevious;
+    if (id === 'date') row[namesOf(id).previous] = values.datePrevious;
   }
   for (const id of plan.metrics) row[id] = values.current(id);
-  for (const id of plan.metrics) row[previousOf(id)] = hasPrevious ? values.previous(id) : null;
+  for (const id of plan.metrics) row[namesOf(id).previous] = hasPrevious ? values.previous(id) : null;
   for (const id of plan.metrics) {
-    const previous = row[previousOf(id)];
-    row[changeOf(id)] = percentChange(values.current(id), typeof previous === 'number' ? previous : null);
+    const previous = row[namesOf(id).previous];
+    row[namesOf(id).change] = percentChange(
+      values.current(id),
+      typeof previous === 'number' ? previous : null,
+    );
   }
   return row;
+}
+
+/**
+ * A field's added names, written once per catalog id (a bounded set) rather than once per row: a
+ * 100,000-row compared answer built each as a new string, then looked up as a key (issue 29, item 2).
+ */
+const addedNames = new Map<string, { readonly previous: string; readonly change: string }>();
+
+function namesOf(id: DimensionId | MetricId): { readonly previous: string; readonly change: string } {
+  let names = addedNames.get(id);
+  if (names === undefined) {
+    names = { previous: previousOf(id), change: changeOf(id) };
+    addedNames.set(id, names);
+  }
+  return names;
 }

@@ -21,8 +21,26 @@ export interface ReportRows {
   readonly truncated: boolean;
 }
 
+/** Rows read a piece at a time: an array, or rows built only as they are read (RowsOnDemand). */
+export interface RowSequence {
+  readonly length: number;
+  /** The rows from `start` to `end` (0 ≤ start ≤ end), as Array.prototype.slice gives them. */
+  slice(start: number, end: number): ReportRow[];
+}
+
+export interface ReportRowSequence {
+  readonly rows: RowSequence;
+  readonly truncated: boolean;
+}
+
 export interface ReportEngine {
   run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows>;
+  /**
+   * The same answer as run(), its rows possibly built only as they are read (issue 29, item 2):
+   * for an answer serialized a piece at a time then dropped, the API's, so that each piece's
+   * row objects die young instead of a 100,000-row answer's all outliving the young generation.
+   */
+  runInPieces?(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRowSequence>;
   /** At a stop: ends the engine's background work (the columnar engine's saves). */
   close?(): Promise<void>;
 }

@@ -34,7 +34,12 @@ import { importOrderRecords } from '../../src/ingest/import.js';
 import { refreshFirstOrders } from '../../src/metrics/first-orders.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
 import { EXECUTION_PATHS } from '../../src/metrics/columnar/execute.js';
-import { SqlReportEngine, type ReportEngine } from '../../src/metrics/engine.js';
+import {
+  SqlReportEngine,
+  type ReportEngine,
+  type ReportRow,
+  type ReportRows,
+} from '../../src/metrics/engine.js';
 import { resolveComparison } from '../../src/query/compare.js';
 import { addDays, dayOf, dayStart, GRANULARITIES } from '../../src/query/dates.js';
 import { NO_EXTENSIONS } from '../../src/query/parse.js';
@@ -316,6 +321,14 @@ function comparedPlanArbitrary(
     });
 }
 
+/** runInPieces' answer, its rows read seven at a time as the API's serialization reads them. */
+async function readInPieces(engine: ColumnarReportEngine, plan: ReportPlan): Promise<ReportRows> {
+  const { rows, truncated } = await engine.runInPieces(plan);
+  const read: ReportRow[] = [];
+  for (let start = 0; start < rows.length; start += 7) read.push(...rows.slice(start, start + 7));
+  return { rows: read, truncated };
+}
+
 describe('columnar engine against the SQL engine', () => {
   let database: TestDatabase;
   let sql: SqlReportEngine;
@@ -385,7 +398,8 @@ describe('columnar engine against the SQL engine', () => {
         fc.asyncProperty(planArbitrary([a, a, b], variant.excludedStatuses), async (plan) => {
           const expected = await sql.run(plan);
           assert.deepStrictEqual(await columnar.run(plan), expected);
-          assert.deepStrictEqual(await narrow.run(plan), expected, 'on the other execution paths');
+          // Issue 29, item 2: the rows built as the API reads them, a few at a time, are the same.
+          assert.deepStrictEqual(await readInPieces(narrow, plan), expected, 'on the other execution paths');
         }),
         { seed: SEED + n, numRuns: RUNS_PER_SETTINGS },
       );

@@ -16,7 +16,7 @@ import { addDays, dayOf } from '../../query/dates.js';
 import { DEFAULT_DEDUCTIONS, DEFAULT_EXCLUDED_STATUSES, METRICS } from '../../catalog.js';
 import { NO_EXTENSIONS } from '../../query/parse.js';
 import { planReport, type ReportPlan } from '../../query/plan.js';
-import type { ReportEngine, ReportRows } from '../engine.js';
+import type { ReportEngine, ReportRowSequence, ReportRows } from '../engine.js';
 import { AppError } from '../../errors.js';
 import { newProgress, secondsLeft, type BuildProgress } from './build-progress.js';
 import { BuildLane, inLargeLane, LARGE_BUILD_ROWS } from './build-lanes.js';
@@ -24,7 +24,7 @@ import { buildSnapshot, type SnapshotSource, type Unsupported } from './build-sn
 import { loadDayBuckets, type DayBuckets } from './day-buckets.js';
 import { readDelta, REBUILD } from './delta.js';
 import { executeCompared } from './compared.js';
-import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from './execute.js';
+import { EXECUTION_PATHS, executePlan, executePlanOnDemand, type ExecutionPaths } from './execute.js';
 import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
 import { identityOf, loadSnapshot, removeLeftoverSaves, savedFileBytes, saveSnapshot } from './persist.js';
@@ -262,9 +262,22 @@ export class ColumnarReportEngine implements ReportEngine {
    * Issue 28: while the organization's snapshot builds, the answer within buildingSqlBudgetMs or a
    * 503 SNAPSHOT_BUILDING at once (its SQL cancelled), never the statement timeout's 30 s.
    */
-  async run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
+  run(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
+    return this.withinBudget(plan, signal, (within) => this.answer(plan, within, false));
+  }
+
+  /** run()'s answer, a snapshot's rows built only as they are read (issue 29, item 2). */
+  runInPieces(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRowSequence> {
+    return this.withinBudget(plan, signal, (within) => this.answer(plan, within, true));
+  }
+
+  private async withinBudget<T>(
+    plan: ReportPlan,
+    signal: AbortSignal | undefined,
+    answer: (signal?: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const budgetMs = this.options.buildingSqlBudgetMs ?? 0;
-    if (budgetMs <= 0) return this.answer(plan, signal);
+    if (budgetMs <= 0) return answer(signal);
     const limit = new AbortController();
     const stop = () => limit.abort(signal?.reason);
     signal?.addEventListener('abort', stop, { once: true });
@@ -281,7 +294,7 @@ export class ColumnarReportEngine implements ReportEngine {
       timer = setTimeout(check, budgetMs);
     });
     try {
-      return await Promise.race([this.answer(plan, limit.signal), refused]);
+      return await Promise.race([answer(limit.signal), refused]);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', stop);
@@ -289,7 +302,17 @@ export class ColumnarReportEngine implements ReportEngine {
     }
   }
 
-  private async answer(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRows> {
+  private answer(plan: ReportPlan, signal: AbortSignal | undefined, onDemand: false): Promise<ReportRows>;
+  private answer(
+    plan: ReportPlan,
+    signal: AbortSignal | undefined,
+    onDemand: true,
+  ): Promise<ReportRowSequence>;
+  private async answer(
+    plan: ReportPlan,
+    signal: AbortSignal | undefined,
+    onDemand: boolean,
+  ): Promise<ReportRows | ReportRowSequence> {
     for (;;) {
       signal?.throwIfAborted();
       const held = this.entries.get(plan.organizationId)?.snapshot;
@@ -308,7 +331,7 @@ export class ColumnarReportEngine implements ReportEngine {
               { main: buckets, previous: buckets && (await this.bucketsFor(plan.comparison, plan.timezone)) },
               this.paths,
             )
-          : await executePlan(snapshot, plan, buckets, this.paths);
+          : await (onDemand ? executePlanOnDemand : executePlan)(snapshot, plan, buckets, this.paths);
         if (rows) reportAnswers.inc({ engine: snapshot === held ? 'snapshot' : 'delta' }); // issue 29
         if (rows) return rows;
         return this.fallback.run(plan, signal);

@@ -12,7 +12,7 @@ import { TimeSlices } from '../../limits/time-slice.js';
 import type { DimensionId, MetricId } from '../../catalog.js';
 import { bucketStart } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
-import type { ReportRow, ReportRows } from '../engine.js';
+import type { ReportRow, ReportRowSequence, ReportRows, RowSequence } from '../engine.js';
 import { countOrders, type CountedInto } from './counted-orders.js';
 import { DAY_UNITS, type DayBuckets } from './day-buckets.js';
 import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero } from './exact.js';
@@ -137,7 +137,47 @@ export async function executePlan(
 ): Promise<ReportRows | undefined> {
   const slices = new TimeSlices();
   const sums = await aggregate(snapshot, plan, buckets, paths, slices);
-  return sums && shape(plan, sums.weights.dimensions, sums.sums, sums.keys, sums.slots, slices);
+  if (!sums) return undefined;
+  const { count, rowAt, truncated } = await shaped(plan, sums, slices);
+  const rows: ReportRow[] = [];
+  for (let k = 0; k < count; k++) {
+    if (slices.due()) await slices.next();
+    rows.push(rowAt(k));
+  }
+  return { rows, truncated };
+}
+
+/**
+ * executePlan's answer, its rows built only as they are read (issue 29, item 2): the API writes
+ * an answer a piece of rows at a time, and 100,000 rows built first, kept until written, outlived
+ * the young generation, each copied by two collections (a 100,000-row answer: 200–600 ms of
+ * minor collections against 3–150 ms built a piece at a time, docs/benchmarks.md).
+ */
+export async function executePlanOnDemand(
+  snapshot: Snapshot,
+  plan: ReportPlan,
+  buckets: DayBuckets | undefined,
+  paths: ExecutionPaths = EXECUTION_PATHS,
+): Promise<ReportRowSequence | undefined> {
+  const slices = new TimeSlices();
+  const sums = await aggregate(snapshot, plan, buckets, paths, slices);
+  if (!sums) return undefined;
+  const { count, rowAt, truncated } = await shaped(plan, sums, slices);
+  return { rows: new RowsOnDemand(rowAt, count), truncated };
+}
+
+/** Rows built when read, from sums that stay the request's own (none of the snapshot's arrays). */
+class RowsOnDemand implements RowSequence {
+  constructor(
+    private readonly rowAt: (k: number) => ReportRow,
+    readonly length: number,
+  ) {}
+
+  slice(start: number, end: number): ReportRow[] {
+    const rows: ReportRow[] = [];
+    for (let k = Math.max(0, start); k < Math.min(end, this.length); k++) rows.push(this.rowAt(k));
+    return rows;
+  }
 }
 
 /** The sums of each row of the plan, or undefined when this plan is better left to SQL. */
@@ -232,35 +272,32 @@ async function partTables(
 
 /**
  * The rows (T2) of the keys that occur, in key order, with their slots: `limit` of them after the
- * first `offset` (T6, O1); one totals row without dimensions (T5), which any offset skips.
+ * first `offset` (T6, O1); one totals row without dimensions (T5), which any offset skips. The
+ * order is settled here; `rowAt(k)` builds the k-th row kept.
  */
-async function shape(
+async function shaped(
   plan: ReportPlan,
-  dimensions: readonly DimensionKey[],
-  sums: Float64Array,
-  keys: readonly number[],
-  slots: readonly number[],
+  { weights, sums, keys, slots }: Aggregate,
   slices: TimeSlices,
-): Promise<ReportRows> {
+): Promise<{ count: number; rowAt: (k: number) => ReportRow; truncated: boolean }> {
+  const dimensions = weights.dimensions;
   if (plan.dimensions.length === 0) {
     // T5, O1: one totals row (zeros when no order counts), skipped by any offset.
-    const rows = plan.offset > 0 ? [] : [row(plan, dimensions, sums, 0, keys.length > 0 ? 0 : -1)];
-    return { rows, truncated: false };
+    const rowAt = () => row(plan, dimensions, sums, 0, keys.length > 0 ? 0 : -1);
+    return { count: plan.offset > 0 ? 0 : 1, rowAt, truncated: false };
   }
   const end = Math.min(keys.length, plan.offset + plan.limit); // O1, T6
-  const rows: ReportRow[] = [];
   // L7: `sort`'s order, then T3's (the keys' order); none: T3's alone.
   const order = await sortedOrder(plan, dimensions, keys.length, {
     key: (n) => keys[n] as number,
     metric: (n, id) => slotMetric(sums, slots[n] as number, id),
     slices,
   });
-  for (let k = plan.offset; k < end; k++) {
-    if (slices.due()) await slices.next();
-    const n = order ? (order[k] as number) : k;
-    rows.push(row(plan, dimensions, sums, keys[n] as number, slots[n] as number));
-  }
-  return { rows, truncated: keys.length > end };
+  const rowAt = (k: number) => {
+    const n = order ? (order[plan.offset + k] as number) : plan.offset + k;
+    return row(plan, dimensions, sums, keys[n] as number, slots[n] as number);
+  };
+  return { count: Math.max(0, end - plan.offset), rowAt, truncated: keys.length > end };
 }
 
 /** A row of the key's dimension values and its slot's metrics (slot -1: zeros). */
