@@ -428,7 +428,8 @@ export class ColumnarReportEngine implements ReportEngine {
    * them (a profile at 1,000,000 orders: the first pass about twice a warm one). Before the server
    * listens, the most recently used snapshot held answers, for no one, the questions a first
    * report asks (every order metric over its last two years, in total and by day, and with its
-   * lines when it has some), so that the first real report runs optimized code. Its answers are
+   * lines when it has some), so that the first real report runs optimized code and finds the
+   * snapshot's quarter-hour sums built (cell-sums.ts). Its answers are
    * dropped and counted nowhere. No question starts after `maxMs`, and a snapshot of more than
    * WARM_UP_MAX_ORDERS is not warmed: its first scan's overhead is small beside the scan, and the
    * start must stay well within Fastify's 10 s for the hook that waits for it.
@@ -463,7 +464,9 @@ export class ColumnarReportEngine implements ReportEngine {
       const buckets = plan.dimensions.includes('date')
         ? await this.bucketsFor(plan, plan.timezone)
         : undefined;
-      await executePlan(snapshot, plan, buckets, this.paths);
+      // The quarter-hour sums the first question starts are waited for here (reports do not wait
+      // for them), so that the first real report finds them built, not being built beside it.
+      await executePlan(snapshot, plan, buckets, { ...this.paths, waitForCells: true });
     }
   }
 
