@@ -11,7 +11,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { MetricId } from '../src/catalog.js';
+import { ORDER_METRIC_IDS, type MetricId } from '../src/catalog.js';
 import { generateDemoOrders, type DemoOrder } from '../src/demo/generate.js';
 import { normalizedEmail } from '../src/ingest/customer.js';
 import { anonymousKey } from '../src/metrics/columnar/codes.js';
@@ -27,18 +27,7 @@ const ORDERS = Number(process.argv[2] ?? 10_000_000);
 const ROUNDS = Number(process.argv[3] ?? 7);
 const DAYS = 1095;
 const ZONE = 'Europe/Paris';
-const ALL_METRICS: MetricId[] = [
-  'orders',
-  'items_sold',
-  'gross_sales',
-  'net_revenue',
-  'average_order_value',
-  'taxes',
-  'shipping',
-  'unique_customers',
-  'new_customers',
-  'returning_customers',
-];
+const ALL_METRICS = ORDER_METRIC_IDS;
 // SCAN_METRICS=a,b: only these metrics (to weigh each one's share of the scan).
 const METRICS = process.env.SCAN_METRICS ? (process.env.SCAN_METRICS.split(',') as MetricId[]) : ALL_METRICS;
 const today = new Date().toISOString().slice(0, 10);

@@ -146,6 +146,15 @@ const reference = (entries: readonly (CatalogEntry & { readonly grain: Grain })[
   entries.filter((e) => e.grain === 'order').map(({ id, label, type }) => ({ id, label, type }));
 
 /** G1: the reference's catalog, unchanged by section 15. */
+/** The order metrics (L4's order grain), in catalog order: every question a report about orders asks. */
+export const ORDER_METRIC_IDS: readonly MetricId[] = METRICS.filter((m) => m.grain === 'order').map(
+  (m) => m.id,
+);
+/** Section 15's line metrics (L3), in catalog order. */
+export const LINE_METRIC_IDS: readonly MetricId[] = METRICS.filter((m) => m.grain === 'line').map(
+  (m) => m.id,
+);
+
 export const REFERENCE_CATALOG = { dimensions: reference(DIMENSIONS), metrics: reference(METRICS) };
 
 /** L9: every entry, the reference's first, each with its grain. */

@@ -13,7 +13,12 @@
 // nothing here (S1, S2).
 import { LRUCache } from 'lru-cache';
 import { addDays, dayOf } from '../../query/dates.js';
-import { DEFAULT_DEDUCTIONS, DEFAULT_EXCLUDED_STATUSES, METRICS } from '../../catalog.js';
+import {
+  DEFAULT_DEDUCTIONS,
+  DEFAULT_EXCLUDED_STATUSES,
+  LINE_METRIC_IDS,
+  ORDER_METRIC_IDS,
+} from '../../catalog.js';
 import { NO_EXTENSIONS } from '../../query/parse.js';
 import { planReport, type ReportPlan } from '../../query/plan.js';
 import type { ReportEngine, ReportRowSequence, ReportRows } from '../engine.js';
@@ -448,7 +453,7 @@ export class ColumnarReportEngine implements ReportEngine {
       planReport(
         {
           dimensions,
-          metrics: METRICS.filter((m) => m.grain === grain).map((m) => m.id),
+          metrics: grain === 'order' ? ORDER_METRIC_IDS : LINE_METRIC_IDS,
           from,
           to,
           timezone: 'UTC',

@@ -3,7 +3,7 @@
 // were summed with (issue 19): a customer's run and an anonymous order, taken out again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MetricId } from '../../../../src/catalog.js';
+import { ORDER_METRIC_IDS } from '../../../../src/catalog.js';
 import { TimeSlices } from '../../../../src/limits/time-slice.js';
 import { cellSums, FIELDS, ORDERS, readyCellSums } from '../../../../src/metrics/columnar/cell-sums.js';
 import { anonymousKey } from '../../../../src/metrics/columnar/codes.js';
@@ -18,18 +18,7 @@ import { mulberry32 } from '../../../helpers/seeded-random.js';
 const DAY = 86_400;
 const FIRST = Date.UTC(2025, 0, 1) / 1000;
 const STATUSES = ['completed', 'pending', 'refunded'];
-const METRICS: MetricId[] = [
-  'orders',
-  'items_sold',
-  'gross_sales',
-  'net_revenue',
-  'average_order_value',
-  'taxes',
-  'shipping',
-  'unique_customers',
-  'new_customers',
-  'returning_customers',
-];
+const METRICS = ORDER_METRIC_IDS;
 
 /** An order of day `day` (0…9), at any second of it; `customer` null: anonymous, keyed by `id`. */
 function order(random: () => number, customer: string | null, id: string): OrderValues {
