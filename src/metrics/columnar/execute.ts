@@ -136,9 +136,9 @@ export async function executePlan(
   paths: ExecutionPaths = EXECUTION_PATHS,
 ): Promise<ReportRows | undefined> {
   const slices = new TimeSlices();
-  const sums = await aggregate(snapshot, plan, buckets, paths, slices);
-  if (!sums) return undefined;
-  const { count, rowAt, truncated } = await shaped(plan, sums, slices);
+  const answer = await aggregatedAndShaped(snapshot, plan, buckets, paths, slices);
+  if (!answer) return undefined;
+  const { count, rowAt, truncated } = answer;
   const rows: ReportRow[] = [];
   for (let k = 0; k < count; k++) {
     if (slices.due()) await slices.next();
@@ -159,11 +159,20 @@ export async function executePlanOnDemand(
   buckets: DayBuckets | undefined,
   paths: ExecutionPaths = EXECUTION_PATHS,
 ): Promise<ReportRowSequence | undefined> {
-  const slices = new TimeSlices();
+  const answer = await aggregatedAndShaped(snapshot, plan, buckets, paths, new TimeSlices());
+  return answer && { rows: new RowsOnDemand(answer.rowAt, answer.count), truncated: answer.truncated };
+}
+
+/** Both executions' common part: the plan's sums, then its rows' order; undefined: left to SQL. */
+async function aggregatedAndShaped(
+  snapshot: Snapshot,
+  plan: ReportPlan,
+  buckets: DayBuckets | undefined,
+  paths: ExecutionPaths,
+  slices: TimeSlices,
+): Promise<Awaited<ReturnType<typeof shaped>> | undefined> {
   const sums = await aggregate(snapshot, plan, buckets, paths, slices);
-  if (!sums) return undefined;
-  const { count, rowAt, truncated } = await shaped(plan, sums, slices);
-  return { rows: new RowsOnDemand(rowAt, count), truncated };
+  return sums && shaped(plan, sums, slices);
 }
 
 /** Rows built when read, from sums that stay the request's own (none of the snapshot's arrays). */

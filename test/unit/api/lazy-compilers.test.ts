@@ -65,7 +65,8 @@ test('issue 28, D1: lazily compiled validators answer every request as Fastifyâ€
   }
 });
 
-test('issue 28: compileRest compiles, in the background, what no request has needed', async () => {
+/** The test routes on an app whose validators come from LazyCompilers, ready, none compiled yet. */
+async function lazyValidatorsApp() {
   const compilers = new LazyCompilers();
   const app = Fastify({
     schemaController: {
@@ -74,6 +75,11 @@ test('issue 28: compileRest compiles, in the background, what no request has nee
   });
   withRoutes(app);
   await app.ready();
+  return { compilers, app };
+}
+
+test('issue 28: compileRest compiles, in the background, what no request has needed', async () => {
+  const { compilers, app } = await lazyValidatorsApp();
   assert.equal(compilers.pending, 3); // GET, its HEAD, POST
   const failures: unknown[] = [];
   compilers.compileRest((error) => failures.push(error));
@@ -85,14 +91,7 @@ test('issue 28: compileRest compiles, in the background, what no request has nee
 });
 
 test('issue 28: compileRest waits while requests are under way, then compiles', async () => {
-  const compilers = new LazyCompilers();
-  const app = Fastify({
-    schemaController: {
-      compilersFactory: { buildValidator: compilers.buildValidator as unknown as Factory['buildValidator'] },
-    },
-  });
-  withRoutes(app);
-  await app.ready();
+  const { compilers, app } = await lazyValidatorsApp();
   let busy = true;
   compilers.compileRest(
     (error) => assert.fail(String(error)),

@@ -61,15 +61,22 @@ const plan = (dimensions: ReportPlan['dimensions'], from: string): ReportPlan =>
   sort: [],
 });
 
-test('quarter-hour sums: the scan’s rows, before and after a delta retires orders they hold (issue 28, T1, S1, S2, G2, U2–U5)', async () => {
-  const random = mulberry32(28);
+/** A snapshot of two stores and one part of `count` orders, the n-th made by `make(n)`. */
+async function snapshotOf(count: number, make: (n: number) => OrderValues): Promise<LiveSnapshot> {
   const live = new LiveSnapshot('1');
   live.codes.addStore(1, 'https://a.example');
   live.codes.addStore(2, 'https://b.example');
   const columns = new OrderColumns(64, live.codes, 1_000_000);
-  for (let n = 0; n < 600; n++)
-    columns.pushValues(order(random, n % 5 === 0 ? null : `c${n % 90}@example.com`, `o${n}`));
+  for (let n = 0; n < count; n++) columns.pushValues(make(n));
   live.addPart(await columns.part());
+  return live;
+}
+
+test('quarter-hour sums: the scan’s rows, before and after a delta retires orders they hold (issue 28, T1, S1, S2, G2, U2–U5)', async () => {
+  const random = mulberry32(28);
+  const live = await snapshotOf(600, (n) =>
+    order(random, n % 5 === 0 ? null : `c${n % 90}@example.com`, `o${n}`),
+  );
   const buckets = utcDays();
   const cells = { ...EXECUTION_PATHS, cellsPerOrder: Infinity, waitForCells: true };
   const scan = { ...EXECUTION_PATHS, cellsPerOrder: 0 };
@@ -105,12 +112,7 @@ test('quarter-hour sums: the scan’s rows, before and after a delta retires ord
 
 test('a report never waits for quarter-hour sums: the first finds none and starts their build, a later one finds them built (issue 28)', async () => {
   const random = mulberry32(29);
-  const live = new LiveSnapshot('1');
-  live.codes.addStore(1, 'https://a.example');
-  live.codes.addStore(2, 'https://b.example');
-  const columns = new OrderColumns(64, live.codes, 1_000_000);
-  for (let n = 0; n < 300; n++) columns.pushValues(order(random, `c${n % 40}@example.com`, `o${n}`));
-  live.addPart(await columns.part());
+  const live = await snapshotOf(300, (n) => order(random, `c${n % 40}@example.com`, `o${n}`));
   const part = live.view().parts[0] as Part;
   const excluded = new Uint8Array(64);
   const ask = () => readyCellSums(part, excluded, 'none', Infinity, 1 << 15, new TimeSlices('1'));
