@@ -47,7 +47,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 const READ_BACK_WAIT_MS = 5_000;
 /** At most this long of warm-up questions on the snapshot read back, before listening (issue 28). */
-const WARM_UP_MS = 1_000;
+const WARM_UP_MS = 2_000;
 
 export interface AppDeps {
   readonly db: Database;

@@ -172,7 +172,8 @@ describe('issue 28: cold answers and background preparation', () => {
       // event, no report counted (the scan's loops optimized before the first real report).
       const answered = async () => (await reportAnswers.get()).values.reduce((n, v) => n + v.value, 0);
       const [seen, counted] = [events.length, await answered()];
-      await columnar.warmUp(1_000);
+      assert.equal(await columnar.warmUp(0), 'nothing'); // no time left after the read-back
+      assert.equal(await columnar.warmUp(1_000), 'scans');
       assert.equal(events.length, seen);
       assert.equal(await answered(), counted);
       // A batch written (as by an import in another process): its delta, before any report.
@@ -197,6 +198,23 @@ describe('issue 28: cold answers and background preparation', () => {
     } finally {
       cold.stop();
     }
+  });
+
+  test('item 2: a snapshot too large to scan before listening gets only its quarter-hour sums, counted nowhere, and answers as before', async () => {
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+      memoryBudgetBytes: MEMORY,
+      warmUpMaxOrders: 1000, // `busy`'s 4,000 orders: too many to scan (ten million in production)
+      onEvent: (event) => events.push(event),
+    });
+    await columnar.prepare(busy);
+    const answered = async () => (await reportAnswers.get()).values.reduce((n, v) => n + v.value, 0);
+    const [seen, counted] = [events.length, await answered()];
+    assert.equal(await columnar.warmUp(1_000), 'sums');
+    assert.equal(events.length, seen);
+    assert.equal(await answered(), counted);
+    const { rows } = await columnar.run(planFor(busy));
+    assert.equal(rows[0]?.orders, 4000);
   });
 
   test('issue 29: REPORT_WARM_SCOPE=held brings up to date only the snapshots held, and builds no other', async () => {
