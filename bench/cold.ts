@@ -4,7 +4,9 @@
 // waiting for the previous answer: all ten metrics over two years, as totals and by day in turn
 // (Europe/Paris). Beside it, in this process, an in-memory scan of the same orders
 // (reference-scan.ts) gives the floor of each question in the same run.
-// Prints: when the server listened, the first answer, the fast path (the server's `built` or
+// Prints: when the server listened, the first answer, when order-grain reports are answered from
+// the snapshot (the server's first `ordersBuilt`, `built` or `loaded` event: a build from the
+// database has its orders before their lines), the fast path (the server's `built` or
 // `loaded` event), the latencies while the snapshot built and after (p50/p95, 503s), warm
 // latencies asked one at a time, and the server's RSS (peak and at the end).
 // With `--lines`, the orders come with their lines as the demo's do (about 2.5 an order, section
@@ -184,6 +186,8 @@ interface Run {
   listeningMs: number;
   /** ms from `serve` to the built/loaded event, as seen in its log. */
   fastPathMs: number | undefined;
+  /** ms from `serve` to the first of ordersBuilt/built/loaded: order-grain reports from the snapshot. */
+  ordersMs: number | undefined;
   answers: Answer[];
   warm: Record<Kind, number[]>;
   peakRssMb: number;
@@ -296,6 +300,7 @@ async function serveAndAsk(
   const listeningMs = performance.now() - origin;
   const pending: Promise<Answer>[] = [];
   let fastPathMs: number | undefined;
+  let ordersMs: number | undefined;
   let peakRssMb = 0;
   try {
     // At once, then every TICK_MS, whatever the answers: SECONDS from `serve`, and past the fast
@@ -303,6 +308,8 @@ async function serveAndAsk(
     for (let tick = 0; ; tick++) {
       const now = performance.now() - origin;
       if (fastPathMs === undefined && /"event":"(built|loaded)"/.test(server.stdout())) fastPathMs = now;
+      if (ordersMs === undefined && /"event":"(ordersBuilt|built|loaded)"/.test(server.stdout()))
+        ordersMs = now;
       peakRssMb = Math.max(peakRssMb, procMb(server.pid, 'VmRSS'));
       const done = now >= SECONDS * 1000 && fastPathMs !== undefined && now >= fastPathMs + 3000;
       if (done || now > 180_000) break;
@@ -322,11 +329,14 @@ async function serveAndAsk(
       fileBytes,
       listeningMs,
       fastPathMs,
+      ordersMs,
       answers,
       warm,
       peakRssMb: Math.max(peakRssMb, procMb(server.pid, 'VmHWM')),
       endRssMb: procMb(server.pid, 'VmRSS'),
     });
+    const orders = /"event":"ordersBuilt"[^\n]*/.exec(server.stdout())?.[0];
+    if (orders) log(`[${engine}] ${orders}`);
     const built = /"event":"(built|loaded)"[^\n]*/.exec(server.stdout())?.[0];
     log(`[${engine}] ${built ?? 'no snapshot event'}`);
   } finally {
@@ -392,6 +402,7 @@ table(
     'import s',
     'listening ms',
     'first answer ms',
+    'orders ready ms',
     'fast path ms',
     'peak RSS MB',
     'end RSS MB',
@@ -402,6 +413,7 @@ table(
     r.importSeconds.toFixed(1),
     ms(r.listeningMs),
     ms(r.answers.find((a) => a.status === 200)?.at ?? NaN),
+    r.ordersMs === undefined ? 'never' : ms(r.ordersMs),
     r.fastPathMs === undefined ? 'never' : ms(r.fastPathMs),
     r.peakRssMb.toFixed(0),
     r.endRssMb.toFixed(0),
