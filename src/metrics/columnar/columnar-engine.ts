@@ -375,8 +375,9 @@ export class ColumnarReportEngine implements ReportEngine {
       // build, or for that answer, then ask again.
       const entry = this.entries.get(plan.organizationId);
       if (!entry?.building) return this.fallback.run(plan, signal);
-      // Issue 28: a report that reads no line is answered by the build's orders once they are read.
-      const orders = plan.readsLines ? undefined : entry.ordersReady;
+      // Issue 28: a report that reads no line is answered by the build's orders once they are read
+      // (read already, they did not do: they are older than the organization's data version).
+      const orders = plan.readsLines || entry.ordersOnly ? undefined : entry.ordersReady;
       if (this.waitsForLargeBuilds && !entry.loading && entry.large !== false) {
         // run() refuses it when its budget is spent; a read-back keeps SQL (its check waits for it).
         const until = entry.large ? entry.building : Promise.race([entry.sized, this.budgetSpent()]);
@@ -387,15 +388,26 @@ export class ColumnarReportEngine implements ReportEngine {
         await Promise.race([entry.building, entry.fallback, ...(orders ? [orders] : [])]);
         continue;
       }
-      const answer = this.fallback.run(plan, signal);
+      // Issue 28: an order-grain report's SQL is given up (its statement cancelled) once the
+      // build's orders are read: the snapshot answers it at once, and the SQL answers queued
+      // behind it no longer hold the connections every request needs.
+      const given = new AbortController();
+      const giveUp = () => given.abort(signal?.reason);
+      signal?.addEventListener('abort', giveUp, { once: true });
+      const answer = this.fallback.run(plan, given.signal);
       const running = answer.then(
         () => undefined,
         () => undefined,
       );
       entry.fallback = running;
       try {
-        return await answer;
+        if (!orders || (await Promise.race([running.then(() => true), orders.then(() => false)])))
+          return await answer;
+        if (!entry.ordersOnly) return await answer; // the build ended (or failed) instead
+        given.abort(new Error('answered from the orders read'));
+        continue;
       } finally {
+        signal?.removeEventListener('abort', giveUp);
         if (entry.fallback === running) entry.fallback = undefined;
       }
     }
