@@ -119,8 +119,11 @@ export async function buildSnapshot(
   ]);
   for (const row of storeRows) live.codes.addStore(Number(row.id), String(row.address));
 
-  // Section 15: the orders' keys are kept only when the organization has lines to read.
-  const keys = size.lines > 0 ? new OrderKeys(expected + 64) : undefined;
+  // A small organization's rows are read through the index in one statement (a few lines each).
+  const whole = db.engine !== 'embedded' || expected <= chunkRows;
+  // Section 15: the orders' keys are kept only when the organization has lines to read; read in one
+  // statement, no order comes twice (read by pages, a row the table moved may).
+  const keys = size.lines > 0 ? new OrderKeys(expected + 64, whole) : undefined;
   let linesRead = 0;
   const columns = new OrderColumns(expected + 64, live.codes, maxOrders, keys);
   const id = BigInt(organizationId); // an integer, written out by BigInt
@@ -135,8 +138,6 @@ export async function buildSnapshot(
       if (options.progress) counted(options.progress, columns.length + ++linesRead);
     });
   try {
-    // A small organization's rows are read through the index in one statement (a few lines each).
-    const whole = db.engine !== 'embedded' || expected <= chunkRows;
     if (whole) await readOrders();
     else await byPages(db, 'orders', chunkRows, readOrders);
     if (columns.length > maxOrders) return { version, reason: 'over-budget' };
