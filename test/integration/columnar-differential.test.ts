@@ -751,7 +751,7 @@ describe('columnar engine against the SQL engine', () => {
     for (const id of [a, b, a])
       assert.deepStrictEqual(await engine.run(planFor(id)), await sql.run(planFor(id)));
     assert.deepEqual(
-      small.map((e) => e.event),
+      small.filter((e) => e.event !== 'ordersBuilt').map((e) => e.event), // issue 28: orders first
       ['built', 'evicted', 'built', 'evicted', 'built'],
     );
     assert.equal(fallbacks.length, 0);

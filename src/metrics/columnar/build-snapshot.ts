@@ -30,7 +30,7 @@ import {
   nextTurn,
 } from './order-columns.js';
 import { OrderKeys } from './order-keys.js';
-import { BYTES_PER_ORDER } from './snapshot.js';
+import { BYTES_PER_ORDER, type Part, type Snapshot } from './snapshot.js';
 import { sizeForBuild, type SnapshotSize } from './snapshot-size.js';
 import { byPages, DEFAULT_CHUNK_ROWS, tidRange, type Pages } from './page-statements.js';
 
@@ -51,6 +51,14 @@ export interface BuildOptions {
   readonly progress?: BuildProgress;
   /** The organization's rows counted just before (issue 29: counted once, sizeForBuild). */
   readonly counted?: SnapshotSize;
+  /**
+   * Issue 28: told, once the orders are read and before their lines are, the snapshot of the
+   * orders alone at the build's version (every order with no line), for the reports that read no
+   * line (order grain, no line metric or filter: ReportPlan.readsLines false). Not called when
+   * the organization has no line to read (the whole snapshot comes as soon), nor when the orders
+   * alone are already unsupported.
+   */
+  readonly onOrders?: (orders: Snapshot) => void;
 }
 
 /** What a build reads from one table: its rows of the organization, as binary COPY fields. */
@@ -111,8 +119,11 @@ export async function buildSnapshot(
   ]);
   for (const row of storeRows) live.codes.addStore(Number(row.id), String(row.address));
 
-  // Section 15: the orders' keys are kept only when the organization has lines to read.
-  const keys = size.lines > 0 ? new OrderKeys(expected + 64) : undefined;
+  // A small organization's rows are read through the index in one statement (a few lines each).
+  const whole = db.engine !== 'embedded' || expected <= chunkRows;
+  // Section 15: the orders' keys are kept only when the organization has lines to read; read in one
+  // statement, no order comes twice (read by pages, a row the table moved may).
+  const keys = size.lines > 0 ? new OrderKeys(expected + 64, whole) : undefined;
   let linesRead = 0;
   const columns = new OrderColumns(expected + 64, live.codes, maxOrders, keys);
   const id = BigInt(organizationId); // an integer, written out by BigInt
@@ -127,21 +138,35 @@ export async function buildSnapshot(
       if (options.progress) counted(options.progress, columns.length + ++linesRead);
     });
   try {
-    // A small organization's rows are read through the index in one statement (a few lines each).
-    const whole = db.engine !== 'embedded' || expected <= chunkRows;
     if (whole) await readOrders();
     else await byPages(db, 'orders', chunkRows, readOrders);
+    if (columns.length > maxOrders) return { version, reason: 'over-budget' };
+    if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
+    // The orders gathered into their runs now: their part answers order-grain reports while the
+    // lines are read, then takes the lines (withLines) without being gathered again.
+    const orders = await columns.ordersPart();
+    if (keys && options.onOrders) options.onOrders(ordersAlone(live, orders));
     if (keys && whole) await readLines();
     else if (keys) await byPages(db, 'order_lines', chunkRows, readLines);
+    if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
+    live.addPart(columns.withLines(orders));
   } catch (error) {
     if (error instanceof AmountOutOfRange) return { version, reason: 'amount-range' };
     if (error instanceof OverBudget) return { version, reason: 'over-budget' };
     throw error;
   }
-  if (columns.length > maxOrders) return { version, reason: 'over-budget' };
-  if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
-  live.addPart(await columns.part());
   return live;
+}
+
+/**
+ * The snapshot a build's orders make before their lines are read: a view of its own (the live
+ * snapshot itself gets the part with its lines), which no delta ever changes.
+ */
+function ordersAlone(live: LiveSnapshot, orders: Part): Snapshot {
+  const alone = new LiveSnapshot(live.organizationId, live.codes);
+  alone.version = live.version;
+  alone.addPart(orders);
+  return alone.view();
 }
 
 function counted(progress: BuildProgress, read: number): void {

@@ -44,6 +44,8 @@ export class ByteCodes {
   private slots: Int32Array = new Int32Array(FIRST_SLOTS);
   /** Bytes of the blocks, together. */
   private blockBytes = 0;
+  /** Keys appended (append) since the table was last made: it is made again before any lookup. */
+  private unindexed = false;
   size = 0;
 
   constructor(
@@ -57,12 +59,25 @@ export class ByteCodes {
 
   /** The code of data[start, start + length): a new one (size − 1 after the call) if never seen. */
   code(data: Uint8Array, start: number, length: number): number {
+    if (this.unindexed) this.rehash(this.slots.length);
     return this.lookUp(data, start, length, true);
   }
 
   /** The code of data[start, start + length), -1 if never seen (nothing added). */
   find(data: Uint8Array, start: number, length: number): number {
+    if (this.unindexed) this.rehash(this.slots.length);
     return this.lookUp(data, start, length, false);
+  }
+
+  /**
+   * Issue 28: data[start, start + length) as a new code without looking it up (the caller knows it
+   * was never added: the keys of one statement's rows), its place in the table left to the first
+   * lookup; a key appended twice has two codes, a lookup finding the first.
+   */
+  append(data: Uint8Array, start: number, length: number): number {
+    this.add(data, start, length, this.hashOf(data, start, length));
+    this.unindexed = true;
+    return this.size - 1;
   }
 
   /** True when code c's key is data[start, start + length): a guess checked without hashing. */
@@ -109,21 +124,26 @@ export class ByteCodes {
     return this.blockBytes + this.at.length * 12 + this.slots.length * 4;
   }
 
-  private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
-    // FNV-1a over the length and both ends: tells customer hashes and e-mail addresses apart.
+  /** FNV-1a over the length and both ends: tells customer hashes and e-mail addresses apart. */
+  private hashOf(data: Uint8Array, start: number, length: number): number {
     let hash = Math.imul(FNV_OFFSET ^ length, FNV_PRIME);
     const end = start + length;
     const head = Math.min(end, start + this.hashedBytes);
     for (let p = start; p < head; p++) hash = Math.imul(hash ^ (data[p] as number), FNV_PRIME);
     for (let p = Math.max(head, end - this.hashedBytes); p < end; p++)
       hash = Math.imul(hash ^ (data[p] as number), FNV_PRIME);
+    return hash;
+  }
+
+  private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
+    const hash = this.hashOf(data, start, length);
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const found = (this.slots[slot] as number) - 1;
       if (found < 0) {
         if (!add) return -1;
         this.slots[slot] = this.add(data, start, length, hash) + 1;
-        if (4 * this.size > 3 * this.slots.length) this.rehash();
+        if (4 * this.size > 3 * this.slots.length) this.rehash(this.slots.length * 2);
         return this.size - 1;
       }
       if (this.hashes[found] === hash && this.equals(found, data, start, length)) return found;
@@ -184,8 +204,14 @@ export class ByteCodes {
     this.used = 0;
   }
 
-  private rehash(): void {
-    this.slots = new Int32Array(this.slots.length * 2);
+  /**
+   * The table made again with at least `slots` slots (at most 3/4 full), codes in order: of two
+   * equal keys (append), the first one's slot comes first on the probe.
+   */
+  private rehash(slots: number): void {
+    while (4 * this.size > 3 * slots) slots *= 2;
+    this.slots = new Int32Array(slots);
+    this.unindexed = false;
     const mask = this.slots.length - 1;
     for (let c = 0; c < this.size; c++) {
       let slot = (this.hashes[c] as number) & mask;

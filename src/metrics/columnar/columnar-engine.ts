@@ -48,6 +48,18 @@ export type SnapshotEvent =
       readonly ms: number;
     }
   | {
+      /**
+       * Issue 28: a build from the database has read the orders and goes on with their lines;
+       * meanwhile the orders alone answer the reports that read no line (order grain). `built`
+       * follows once the lines are in.
+       */
+      readonly event: 'ordersBuilt';
+      readonly organizationId: string;
+      readonly version: string;
+      readonly orders: number;
+      readonly ms: number;
+    }
+  | {
       readonly event: 'unsupported';
       readonly organizationId: string;
       readonly version: string;
@@ -131,6 +143,16 @@ interface Entry {
   building?: Promise<void>;
   /** How far the build has read (issue 28: Retry-After). */
   progress?: BuildProgress;
+  /**
+   * Issue 28: while the build reads the lines, its orders alone (every order with no line), at the
+   * build's version: what a report that reads no line is answered from meanwhile.
+   */
+  ordersOnly?: Snapshot;
+  /** Resolves once ordersOnly is there, or the build ended. */
+  ordersReady?: Promise<void>;
+  ordersReadyNow?: () => void;
+  /** When its build started, performance.now() (the ordersBuilt event's ms, as built's). */
+  buildStarted?: number;
   /** While the build reads the organization's saved file: resolves to whether it was read back. */
   loading?: Promise<boolean>;
   live?: LiveSnapshot;
@@ -323,7 +345,13 @@ export class ColumnarReportEngine implements ReportEngine {
     for (;;) {
       signal?.throwIfAborted();
       const held = this.entries.get(plan.organizationId)?.snapshot;
-      const snapshot = await this.currentSnapshot(plan.organizationId);
+      const snapshot = await this.snapshotAt(
+        plan.organizationId,
+        this.options.buildWaitMs ?? 250,
+        true,
+        undefined,
+        !plan.readsLines,
+      );
       signal?.throwIfAborted();
       if (snapshot) {
         this.used(plan.organizationId);
@@ -339,7 +367,8 @@ export class ColumnarReportEngine implements ReportEngine {
               this.paths,
             )
           : await (onDemand ? executePlanOnDemand : executePlan)(snapshot, plan, buckets, this.paths);
-        if (rows) reportAnswers.inc({ engine: snapshot === held ? 'snapshot' : 'delta' }); // issue 29
+        const kept = snapshot === held || snapshot === this.entries.get(plan.organizationId)?.ordersOnly;
+        if (rows) reportAnswers.inc({ engine: kept ? 'snapshot' : 'delta' }); // issue 29
         if (rows) return rows;
         return this.fallback.run(plan, signal);
       }
@@ -348,25 +377,39 @@ export class ColumnarReportEngine implements ReportEngine {
       // build, or for that answer, then ask again.
       const entry = this.entries.get(plan.organizationId);
       if (!entry?.building) return this.fallback.run(plan, signal);
+      // Issue 28: a report that reads no line is answered by the build's orders once they are read
+      // (read already, they did not do: they are older than the organization's data version).
+      const orders = plan.readsLines || entry.ordersOnly ? undefined : entry.ordersReady;
       if (this.waitsForLargeBuilds && !entry.loading && entry.large !== false) {
         // run() refuses it when its budget is spent; a read-back keeps SQL (its check waits for it).
         const until = entry.large ? entry.building : Promise.race([entry.sized, this.budgetSpent()]);
-        await Promise.race([until, aborted(signal)]);
+        await Promise.race([until, aborted(signal), ...(orders ? [orders] : [])]);
         continue;
       }
       if (entry.fallback) {
-        await Promise.race([entry.building, entry.fallback]);
+        await Promise.race([entry.building, entry.fallback, ...(orders ? [orders] : [])]);
         continue;
       }
-      const answer = this.fallback.run(plan, signal);
+      // Issue 28: an order-grain report's SQL is given up (its statement cancelled) once the
+      // build's orders are read: the snapshot answers it at once, and the SQL answers queued
+      // behind it no longer hold the connections every request needs.
+      const given = new AbortController();
+      const giveUp = () => given.abort(signal?.reason);
+      signal?.addEventListener('abort', giveUp, { once: true });
+      const answer = this.fallback.run(plan, given.signal);
       const running = answer.then(
         () => undefined,
         () => undefined,
       );
       entry.fallback = running;
       try {
-        return await answer;
+        if (!orders || (await Promise.race([running.then(() => true), orders.then(() => false)])))
+          return await answer;
+        if (!entry.ordersOnly) return await answer; // the build ended (or failed) instead
+        given.abort(new Error('answered from the orders read'));
+        continue;
       } finally {
+        signal?.removeEventListener('abort', giveUp);
         if (entry.fallback === running) entry.fallback = undefined;
       }
     }
@@ -548,13 +591,16 @@ export class ColumnarReportEngine implements ReportEngine {
 
   /**
    * currentSnapshot; `asked`: false for a background preparation, whose new snapshot enters the
-   * recency order as the least recently used (placeUnasked); `counted`: its rows, just counted.
+   * recency order as the least recently used (placeUnasked); `counted`: its rows, just counted;
+   * `ordersWill`: the report reads no line, so the orders of a build still reading its lines will
+   * do (issue 28), when they hold the current data version.
    */
   private async snapshotAt(
     organizationId: string,
     waitMs: number,
     asked: boolean,
     counted?: SnapshotSize,
+    ordersWill = false,
   ): Promise<Snapshot | undefined> {
     const [row] = await this.db.query<{ data_version: string }>(
       'SELECT data_version FROM organizations WHERE id = $1',
@@ -576,6 +622,11 @@ export class ColumnarReportEngine implements ReportEngine {
       else this.placeUnasked(organizationId, entry);
       entry.building = this.build(organizationId, entry);
     }
+    const ordersOnly = (): Snapshot | undefined =>
+      ordersWill && entry?.building && entry.ordersOnly && !newer(version, entry.ordersOnly.version)
+        ? entry.ordersOnly
+        : undefined;
+    if (ordersOnly()) return ordersOnly();
     if (entry.building && waitMs > 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([entry.building, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
@@ -584,7 +635,7 @@ export class ColumnarReportEngine implements ReportEngine {
     if (entry.building && entry.loading && waitMs > 0 && (await within(entry.loading, LOAD_WAIT_MS)))
       await entry.building; // read back: admitted at once
     // Built meanwhile, at this version or an older one (then a delta brings it up to date).
-    return entry.live && !entry.building ? this.upToDate(organizationId, entry, version) : undefined;
+    return entry.live && !entry.building ? this.upToDate(organizationId, entry, version) : ordersOnly();
   }
 
   /**
@@ -741,6 +792,8 @@ export class ColumnarReportEngine implements ReportEngine {
   private async build(organizationId: string, entry: Entry): Promise<void> {
     const started = performance.now();
     entry.sized = new Promise<void>((resolve) => (entry.sizedNow = resolve));
+    entry.ordersReady = new Promise<void>((resolve) => (entry.ordersReadyNow = resolve));
+    entry.buildStarted = started;
     try {
       const first = await this.lanes.small.run(() => this.readBackOrLane(organizationId, entry));
       if (!first) return; // superseded while queued
@@ -777,6 +830,8 @@ export class ColumnarReportEngine implements ReportEngine {
       entry.sizedNow?.();
       entry.building = undefined;
       entry.progress = undefined;
+      entry.ordersOnly = undefined;
+      entry.ordersReadyNow?.();
     }
   }
 
@@ -872,11 +927,25 @@ export class ColumnarReportEngine implements ReportEngine {
   /** The organization's snapshot read from the database. */
   private read(organizationId: string, entry: Entry): Promise<LiveSnapshot | Unsupported | undefined> {
     const counted = this.keptCount(entry);
+    const started = entry.buildStarted ?? performance.now();
     return buildSnapshot(this.db, organizationId, {
       maxBytes: this.options.memoryBudgetBytes,
       ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
       ...(counted ? { counted } : {}),
       progress: (entry.progress = newProgress()),
+      onOrders: (orders) => {
+        // Issue 28: order-grain reports answered from the orders while the lines are read.
+        if (this.entries.get(organizationId) !== entry || !entry.building) return;
+        entry.ordersOnly = orders;
+        entry.ordersReadyNow?.();
+        this.options.onEvent?.({
+          event: 'ordersBuilt',
+          organizationId,
+          version: orders.version,
+          orders: heldOrders(orders.parts),
+          ms: Math.round(performance.now() - started),
+        });
+      },
     });
   }
 

@@ -27,6 +27,21 @@ export interface PartLines {
   readonly refundedAmount: Int32Array;
 }
 
+/** The lines of `orders` orders that have none (issue 28: a part whose lines are still being read). */
+export function noLines(orders: number): PartLines {
+  const none = new Int32Array(0);
+  return {
+    count: 0,
+    lineStart: new Int32Array(orders + 1),
+    item: none,
+    quantity: none,
+    refundedQuantity: none,
+    subtotal: none,
+    discount: none,
+    refundedAmount: none,
+  };
+}
+
 /** Memory of one line: six int32 columns. */
 export const BYTES_PER_LINE = 6 * 4;
 

@@ -6,7 +6,7 @@
 // few rows come as values (pushValues) into a part of their own.
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
 import type { OrganizationCodes } from './codes.js';
-import { LineColumns, type LineValues } from './line-columns.js';
+import { LineColumns, noLines, type LineValues } from './line-columns.js';
 import type { OrderKeys } from './order-keys.js';
 import { freshPart, type Part } from './snapshot.js';
 
@@ -81,6 +81,8 @@ export class OrderColumns {
   absoluteCents = 0;
   /** Section 15: the orders' lines, in the order the orders are pushed. */
   private readonly lines: LineColumns;
+  /** After ordersPart: source[k] is the pushed index of the part's k-th order, for withLines. */
+  private source: Int32Array | undefined;
 
   constructor(
     capacity: number,
@@ -210,11 +212,21 @@ export class OrderColumns {
   }
 
   /**
-   * The part of these orders: each customer's orders gathered into a run in time order,
-   * customers in order of first sight, anonymous orders last, a column or SLICE orders per turn
-   * of the event loop. The columns are the part's from then on.
+   * The part of these orders with their lines: ordersPart() then withLines(), for a build that
+   * reads its lines before gathering its orders, and for a delta.
    */
   async part(): Promise<Part> {
+    return this.withLines(await this.ordersPart());
+  }
+
+  /**
+   * The part of these orders without their lines (every order with none): each customer's orders
+   * gathered into a run in time order, customers in order of first sight, anonymous orders last,
+   * a column or SLICE orders per turn of the event loop. The columns are the part's from then on.
+   * Issue 28: a build makes it as soon as the orders are read, so that order-grain reports are
+   * answered while the lines are read (pushLine goes on, by the pushed index, until withLines).
+   */
+  async ordersPart(): Promise<Part> {
     const n = this.length;
     const customerCount = this.locals ? this.globals.length : this.codes.customers.size;
     const attribute = await this.combineAttributes();
@@ -246,7 +258,7 @@ export class OrderColumns {
     const source = this.store; // free since the attributes were combined
     for (let i = 0; i < n; i++) source[place[i] as number] = i;
     await sortRuns(source, runStart, customerCount, this.seconds);
-    const lines = this.lines.placed(source, n);
+    this.source = source;
     await nextTurn();
     let spare: Int32Array = place;
     const gather = async (from: Int32Array): Promise<Int32Array> => {
@@ -288,10 +300,18 @@ export class OrderColumns {
         customerCount,
         runCustomer,
         anonymousKey,
-        lines,
+        lines: noLines(n),
       },
       this.seconds.length,
     );
+  }
+
+  /** `part` (this one's ordersPart) with the lines pushed since, in the part's order of orders. */
+  withLines(part: Part): Part {
+    const source = this.source;
+    if (!source) throw new Error('withLines before ordersPart');
+    this.source = undefined;
+    return freshPart({ ...part, lines: this.lines.placed(source, part.orderCount) }, this.seconds.length);
   }
 
   /**

@@ -14,7 +14,15 @@ export class OrderKeys {
   /** The key code last found: the next line's is most often the same or the next one. */
   private last = -1;
 
-  constructor(capacity: number) {
+  constructor(
+    capacity: number,
+    /**
+     * Issue 28: the orders come from one statement, so no key twice: each is appended, the hash
+     * table made only if a line's order is not where the previous line's was (the lines' read, not
+     * the orders', pays for it).
+     */
+    private readonly unique = false,
+  ) {
     this.orders = new Int32Array(Math.max(16, capacity));
   }
 
@@ -25,7 +33,9 @@ export class OrderKeys {
    */
   add(i: number, data: Uint8Array, from: number, to: number): void {
     const before = this.keys.size;
-    const code = this.keys.code(data, from, to - from);
+    const code = this.unique
+      ? this.keys.append(data, from, to - from)
+      : this.keys.code(data, from, to - from);
     if (code < before) return;
     if (code === this.orders.length) {
       const bigger = new Int32Array(Math.ceil(this.orders.length * 1.5));

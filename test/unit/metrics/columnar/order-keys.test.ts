@@ -2,6 +2,7 @@
 // order's key, in any order, and lands in its order's range of the part (section 15).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ByteCodes } from '../../../../src/metrics/columnar/byte-codes.js';
 import { LineColumns } from '../../../../src/metrics/columnar/line-columns.js';
 import { LineCodes } from '../../../../src/metrics/columnar/line-codes.js';
 import { OrderKeys } from '../../../../src/metrics/columnar/order-keys.js';
@@ -34,6 +35,46 @@ test('OrderKeys: a line finds its order by store and external id; an unknown key
   assert.equal(keys.find(...keyed(2, 'A-10', 0)), -1);
   assert.equal(keys.find(...keyed(4, 'A-1', 0)), -1);
   assert.equal(keys.size, orders.length);
+});
+
+test('OrderKeys of one statement (issue 28): keys appended without the hash table, found in any order once a line misses the previous line’s order', () => {
+  const keys = new OrderKeys(2, true);
+  const orders: [number, string][] = [
+    [1, 'A-1'],
+    [2, 'A-1'],
+    [1, 'A-10'],
+    [1, ''],
+    [1, 'é'.repeat(200)],
+    [1, 'A-'],
+    ...Array.from({ length: 500 }, (_, n): [number, string] => [3, `#${n}`]),
+  ];
+  orders.forEach(([store, id], i) => keys.add(i, ...keyed(store, id, i % 7)));
+  // In the orders' order first (the guesses), then backwards and unknown (the table, made once).
+  orders.forEach(([store, id], i) =>
+    assert.equal(keys.find(...keyed(store, id, i % 5)), i, `${store} ${id}`),
+  );
+  for (let i = orders.length - 1; i >= 0; i -= 7) {
+    const [store, id] = orders[i] as [number, string];
+    assert.equal(keys.find(...keyed(store, id, 2)), i, `${store} ${id}`);
+  }
+  assert.equal(keys.find(...keyed(2, 'A-10', 0)), -1);
+  assert.equal(keys.find(...keyed(4, 'A-1', 0)), -1);
+  assert.equal(keys.size, orders.length);
+});
+
+test('ByteCodes.append: codes in order, found once looked up; a key appended twice is found at its first code; code() adds only new keys', () => {
+  const codes = new ByteCodes();
+  const key = (text: string) => Buffer.from(text, 'utf8');
+  const texts = Array.from({ length: 300 }, (_, n) => `clé ${n}`);
+  texts.forEach((text, n) => assert.equal(codes.append(key(text), 0, key(text).length), n));
+  assert.equal(codes.append(key('clé 7'), 0, key('clé 7').length), 300);
+  texts.forEach((text, n) => assert.equal(codes.find(key(text), 0, key(text).length), n));
+  assert.equal(codes.code(key('clé 7'), 0, key('clé 7').length), 7);
+  assert.equal(codes.code(key('nouvelle'), 0, key('nouvelle').length), 301);
+  assert.equal(codes.find(key('absente'), 0, key('absente').length), -1);
+  assert.equal(codes.append(key('après'), 0, key('après').length), 302);
+  assert.equal(codes.find(key('après'), 0, key('après').length), 302);
+  assert.equal(codes.size, 303);
 });
 
 test('LineColumns: lines read in any order land in their order’s range of the part, in the order they came (L1)', () => {
