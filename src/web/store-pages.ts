@@ -1,5 +1,6 @@
 // Settings → Stores: connected stores, adding one, importing an order file (same rules as the CLI, I1).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import multipart from '@fastify/multipart';
 import { AppError } from '../errors.js';
 import { addStore, listStores } from '../domain/stores.js';
@@ -85,6 +86,24 @@ function importReport(result: ImportResult, source: Html): Html {
         : ''
     }
   </section>`;
+}
+
+/**
+ * An upload answered before its body is read to the end (a stale token, a field before the token)
+ * leaves the rest of the body on the connection: the multipart reader waits for a reader of the
+ * file part that never comes, so the connection stops reading, while the answer says
+ * `Connection: keep-alive`. Node then closes the connection at its keep-alive timeout with the
+ * body unread, which resets it under a client still sending: a client that reads the answer once
+ * its body is sent (Python's http.client, many API clients) got "connection reset" after 6 s
+ * instead of the refusal. The rest is read and dropped instead, as for a file over
+ * IMPORT_MAX_BYTES: the answer arrives and the connection serves the next request. The request
+ * timeout (60 s for a whole request) bounds how long a client can keep sending. Harmless once
+ * the body has been read.
+ */
+function discardRestOfUpload(raw: IncomingMessage): void {
+  if (raw.readableEnded) return;
+  raw.unpipe();
+  raw.resume();
 }
 
 export async function storePages(plain: FastifyInstance, tools: WebTools): Promise<void> {
@@ -351,17 +370,25 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
   // file. The file is spooled to a private file, then imported in the background (finding 7): the
   // answer is the job's page, at once, whatever the file's size.
   app.post('/settings/stores/import', { preHandler: tools.requireSession }, async (request, reply) => {
+    try {
+      return await receiveImport(request, reply);
+    } finally {
+      discardRestOfUpload(request.raw);
+    }
+  });
+
+  async function receiveImport(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     let skipInvalid = false;
     let checked = false;
     let jobId: string | undefined;
     for await (const part of request.parts()) {
       if (part.type === 'field' && part.fieldname === '_csrf') {
         request.multipartCsrf = String(part.value);
-        await new Promise<void>((resolve, reject) =>
-          app.csrfProtection.call(app, request, reply, (error?: Error) =>
-            error ? reject(error) : resolve(),
-          ),
-        );
+        // The plugin's check is synchronous: it calls back for a good token, and answers a bad
+        // one itself (403) without calling back, which ends the upload here.
+        let passed = false;
+        app.csrfProtection.call(app, request, reply, () => (passed = true));
+        if (!passed) return reply;
         checked = true;
       }
       if (!checked) {
@@ -406,7 +433,7 @@ export async function storePages(plain: FastifyInstance, tools: WebTools): Promi
     }
     if (!jobId) throw new AppError('INVALID_PARAMETER', 'Aucun fichier reçu');
     return reply.redirect(`/settings/stores/imports/${jobId}`, 303);
-  });
+  }
 
   app.get<{ Params: { id: string } }>(
     '/settings/stores/imports/:id',
