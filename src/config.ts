@@ -55,6 +55,11 @@ export interface Config {
   readonly reportConcurrencyPerOrg: number;
   /** REPORT_QUEUE_WAIT_MS: how long a report waits for a slot before 503 SERVICE_BUSY. */
   readonly reportQueueWaitMs: number;
+  /**
+   * PAGE_DEADLINE_MS: a web page not answered within this many ms (its database busy, as behind a
+   * large import on the embedded database) gets a 503 page with Retry-After instead; 0: none.
+   */
+  readonly pageDeadlineMs: number;
   /** IMPORT_MAX_BYTES: the largest order file the web application accepts (finding 1). */
   readonly importMaxBytes: number;
   /** REPORT_MEMORY_MB: memory for the columnar engine's snapshots, all organizations together. */
@@ -253,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportConcurrency: nonNegativeInt(env, 'REPORT_CONCURRENCY', 0, 1000),
     reportConcurrencyPerOrg: nonNegativeInt(env, 'REPORT_CONCURRENCY_PER_ORG', 0, 1000),
     reportQueueWaitMs: nonNegativeInt(env, 'REPORT_QUEUE_WAIT_MS', 2000, 60_000),
+    pageDeadlineMs: nonNegativeInt(env, 'PAGE_DEADLINE_MS', 20_000, 60_000),
     importMaxBytes: positiveInt(env, 'IMPORT_MAX_BYTES', 512 * 1024 * 1024, 64 * 1024 ** 3),
     reportMemoryMb: positiveInt(env, 'REPORT_MEMORY_MB', defaultReportMemoryMb(), 1_000_000),
     reportBuildingSqlMs: nonNegativeInt(env, 'REPORT_BUILDING_SQL_MS', 3000, 600_000),

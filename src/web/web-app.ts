@@ -64,6 +64,11 @@ function formToken(body: unknown): string | undefined {
 const derivedKey = (secret: Buffer, purpose: string): Buffer =>
   crypto.createHmac('sha256', secret).update(`sales-metrics:${purpose}`).digest();
 
+/** Errors that say the service is busy or waits for its database, shown as they are to a person. */
+const BUSY_CODES = new Set(['SERVICE_BUSY', 'DATABASE_UNAVAILABLE', 'SNAPSHOT_BUILDING']);
+/** Retry-After of a page past PAGE_DEADLINE_MS. */
+const PAGE_RETRY_AFTER_S = 5;
+
 export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void> {
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
@@ -102,6 +107,28 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
       : {}),
   });
 
+  // A page the database cannot serve in time (a large import holds the embedded database's one
+  // session for minutes) gets a 503 page saying so, not silence until the connection's timeout
+  // (65 s) closes it unanswered. Set before the session is looked up: that lookup waits too.
+  // Pages only (GET, HEAD): a form's post, an upload above all, may take its time to arrive.
+  const deadlineMs = deps.config.pageDeadlineMs;
+  if (deadlineMs > 0)
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return;
+      const timer = setTimeout(() => {
+        if (reply.sent || reply.raw.headersSent) return;
+        request.log.warn({ deadlineMs }, 'web page past its deadline');
+        void reply.send(
+          new AppError(
+            'SERVICE_BUSY',
+            'Service occupé : la base de données ne répond pas à temps (un import important est peut-être en cours). Réessayez dans quelques secondes.',
+            {},
+            { retryAfterS: PAGE_RETRY_AFTER_S },
+          ),
+        );
+      }, deadlineMs);
+      reply.raw.once('close', () => clearTimeout(timer));
+    });
   app.addHook('onRequest', async (request) => {
     request.webSession = await findSession(deps.db, request.cookies[SESSION_COOKIE]);
   });
@@ -136,12 +163,16 @@ export async function webApp(app: FastifyInstance, deps: WebDeps): Promise<void>
         ? 'Formulaire expiré ou invalide : rechargez la page et réessayez.'
         : code === 'FST_REQ_FILE_TOO_LARGE'
           ? `Fichier trop volumineux : ${Math.floor(deps.config.importMaxBytes / 1024 ** 2)} Mio au plus (IMPORT_MAX_BYTES). Aucune commande n’a été importée ; découpez le fichier ou importez-le avec la commande sales-metrics import.`
-          : isAppError(error) && status < 500
+          : isAppError(error) && (status < 500 || BUSY_CODES.has(error.code))
             ? error.message
             : status < 500
               ? 'Requête invalide.'
               : `Erreur interne (référence ${request.id}).`;
-    if (status >= 500) request.log.error({ err: error }, 'web page failed');
+    // Busy or away is the service shedding load or waiting for its database: said, with when to
+    // come back, and not logged as a failure of the page.
+    const busy = isAppError(error) && BUSY_CODES.has(error.code);
+    if (busy && error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
+    if (status >= 500 && !busy) request.log.error({ err: error }, 'web page failed');
     const context: PageContext = {
       session: request.webSession,
       csrfToken: reply.generateCsrf({ userInfo: csrfUserInfo(request) }),
