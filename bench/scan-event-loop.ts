@@ -18,7 +18,7 @@ import { EXECUTION_PATHS, executePlan, type ExecutionPaths } from '../src/metric
 import { Dictionary } from '../src/metrics/columnar/exact.js';
 import { freshPart, type Snapshot } from '../src/metrics/columnar/snapshot.js';
 import { LineCodes } from '../src/metrics/columnar/line-codes.js';
-import type { PartLines } from '../src/metrics/columnar/line-columns.js';
+import { noLines } from '../src/metrics/columnar/line-columns.js';
 import type { ReportPlan } from '../src/query/plan.js';
 import { longestStretch } from '../test/helpers/event-loop-stretch.js';
 import { mulberry32 } from '../test/helpers/seeded-random.js';
@@ -90,21 +90,6 @@ function snapshotOf(count: number): Snapshot {
     countries,
     lineItems: new LineCodes().items(),
     bytes: 0,
-  };
-}
-
-/** Orders without lines (section 15): this bench scans order metrics. */
-function noLines(orderCount: number): PartLines {
-  const none = new Int32Array(0);
-  return {
-    count: 0,
-    lineStart: new Int32Array(orderCount + 1),
-    item: none,
-    quantity: none,
-    refundedQuantity: none,
-    subtotal: none,
-    discount: none,
-    refundedAmount: none,
   };
 }
 
