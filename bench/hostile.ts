@@ -104,8 +104,10 @@ const upload = async (name: string, content: Blob): Promise<string> => {
   const answer = await client.upload('/settings/stores/import', { _csrf: token }, { name, content });
   const location = answer.headers.get('location') ?? '';
   for (let i = 0; i < 1200 && location; i++) {
-    const page = await (await client.get(location)).text();
-    if (!page.includes('http-equiv="refresh"')) {
+    const answered = await client.get(location);
+    const page = await answered.text();
+    // 503: the page's database busy past PAGE_DEADLINE_MS (a large embedded import): asked again.
+    if (answered.status !== 503 && !page.includes('http-equiv="refresh"')) {
       const state = /<title>([^<]*)<\/title>/.exec(page)?.[1] ?? '';
       return `${answer.status} at once, job page "${state}" after ${(i * 0.1).toFixed(1)} s`;
     }
