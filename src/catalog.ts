@@ -145,7 +145,6 @@ export const isCurrencyMetric = (id: MetricId): boolean => metricById.get(id)?.t
 const reference = (entries: readonly (CatalogEntry & { readonly grain: Grain })[]): CatalogEntry[] =>
   entries.filter((e) => e.grain === 'order').map(({ id, label, type }) => ({ id, label, type }));
 
-/** G1: the reference's catalog, unchanged by section 15. */
 /** The order metrics (L4's order grain), in catalog order: every question a report about orders asks. */
 export const ORDER_METRIC_IDS: readonly MetricId[] = METRICS.filter((m) => m.grain === 'order').map(
   (m) => m.id,
@@ -155,6 +154,7 @@ export const LINE_METRIC_IDS: readonly MetricId[] = METRICS.filter((m) => m.grai
   (m) => m.id,
 );
 
+/** G1: the reference's catalog, unchanged by section 15. */
 export const REFERENCE_CATALOG = { dimensions: reference(DIMENSIONS), metrics: reference(METRICS) };
 
 /** L9: every entry, the reference's first, each with its grain. */

@@ -394,9 +394,7 @@ export class ColumnarReportEngine implements ReportEngine {
       // build's orders are read: the snapshot answers it at once, and the SQL answers queued
       // behind it no longer hold the connections every request needs.
       const given = new AbortController();
-      const giveUp = () => given.abort(signal?.reason);
-      signal?.addEventListener('abort', giveUp, { once: true });
-      const answer = this.fallback.run(plan, given.signal);
+      const answer = this.fallback.run(plan, signal ? AbortSignal.any([signal, given.signal]) : given.signal);
       const running = answer.then(
         () => undefined,
         () => undefined,
@@ -409,7 +407,6 @@ export class ColumnarReportEngine implements ReportEngine {
         given.abort(new Error('answered from the orders read'));
         continue;
       } finally {
-        signal?.removeEventListener('abort', giveUp);
         if (entry.fallback === running) entry.fallback = undefined;
       }
     }
