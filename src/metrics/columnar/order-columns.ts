@@ -212,8 +212,8 @@ export class OrderColumns {
   }
 
   /**
-   * The part of these orders with their lines: ordersPart() then withLines(), for a build that
-   * reads its lines before gathering its orders, and for a delta.
+   * The part of these orders with their lines at once: ordersPart() then withLines(), for a delta
+   * (a build answers from its orders before its lines are read, buildSnapshot).
    */
   async part(): Promise<Part> {
     return this.withLines(await this.ordersPart());
