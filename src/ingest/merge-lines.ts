@@ -56,23 +56,34 @@ export const insertLinesOf = (from: string, linesOf: LinesOf): string => `
   CROSS JOIN LATERAL ${linesOf('s')} l`;
 
 // The staged orders of `from` whose row this transaction wrote (inserted or replaced: its
-// change_xid, migration 012), each looked up by its whole key.
-const writtenNow = (from: string): string => `
+// change_xid, migration 012), each looked up by its whole key; a FROM item of its own (OFFSET 0).
+// The planner counts about one such order whatever the truth (change_xid's statistics know no row
+// of a transaction still running). As a plain join it started from orders_by_change and scanned
+// the whole staged table once for each order written: a 40,000-order import into an organization
+// with orders ran for hours (issue 18's slow readers). Fenced, the staged orders are read once,
+// each looks its order up by key (the lookup a subquery of its own, the transaction's test outside
+// it), and the lines are then looked up by order, whatever the statistics say.
+const writtenNow = (from: string): string => `(
   SELECT st.id AS store_id, s.* FROM ${from} s
   JOIN stores st ON st.organization_id = $1 AND st.address = s.store_address
-  JOIN orders o ON o.organization_id = $1 AND o.store_id = st.id AND o.external_id = s.external_id
-  WHERE o.change_xid = pg_current_xact_id()`;
+  CROSS JOIN LATERAL (
+    SELECT o.change_xid FROM orders o
+    WHERE o.organization_id = $1 AND o.store_id = st.id AND o.external_id = s.external_id
+    OFFSET 0
+  ) o
+  WHERE o.change_xid = pg_current_xact_id()
+  OFFSET 0)`;
 
 /** I2: removes the lines of the staged orders of `from` that this transaction wrote. */
 export const deleteRewrittenLines = (from: string): string => `
-  DELETE FROM order_lines ol USING (${writtenNow(from)}) w
+  DELETE FROM order_lines ol USING ${writtenNow(from)} w
   WHERE ol.organization_id = $1 AND ol.store_id = w.store_id AND ol.external_id = w.external_id`;
 
 /** I2: inserts the lines of the staged orders of `from` that this transaction wrote. */
 export const insertRewrittenLines = (from: string, linesOf: LinesOf): string => `
   INSERT INTO order_lines (${STORED_COLUMNS})
   SELECT $1::bigint, s.store_id, s.external_id, l.position, ${LINE_VALUES}
-  FROM (${writtenNow(from)}) s
+  FROM ${writtenNow(from)} s
   CROSS JOIN LATERAL ${linesOf('s')} l`;
 
 // An order's stored lines and its staged ones, as arrays of typed rows in their order: equal

@@ -61,6 +61,6 @@ export async function analyzeIfStale(
   const stale =
     (tableWide && (await muchChanged(db, options.written ?? 0))) ||
     (options.organizationId !== undefined && (await underestimated(db, options.organizationId)));
-  if (stale) await db.query('ANALYZE orders, customer_first_orders');
+  if (stale) await db.query('ANALYZE orders, customer_first_orders, order_lines');
   return stale;
 }

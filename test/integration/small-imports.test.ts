@@ -10,6 +10,16 @@ import { importOrderRecords } from '../../src/ingest/import.js';
 import { SMALL_MERGE } from '../../src/ingest/statistics.js';
 import type { Database } from '../../src/db/database.js';
 import { customerIdentity, customerKeyOf } from '../../src/ingest/customer.js';
+import crypto from 'node:crypto';
+import {
+  ORDER_COLUMNS,
+  createImportLines,
+  importLinesTable,
+  importOrderLinesTable,
+} from '../../src/ingest/staging.js';
+import { LINE_FIELDS } from '../../src/ingest/order-line.js';
+import { deleteRewrittenLines, insertRewrittenLines, tableLinesOf } from '../../src/ingest/merge-lines.js';
+import { tableLines } from '../../src/ingest/merge.js';
 
 let t: TestDatabase;
 let db: Database;
@@ -142,3 +152,89 @@ testOn(
     assert.ok((await reltuples()) > analyzed, `${SMALL_MERGE} orders: the statistics refreshed first`);
   },
 );
+
+// The plans a merge into an organization with orders takes, with statistics that know no row of
+// the transaction still running (a stamped change_xid) and a staged table the planner never
+// analyzed: as they are when an import writes thousands of orders. The staged orders are read
+// once, however many were written; the lookup that went from orders_by_change to a scan of the
+// staged table for each written order made a 40,000-order import into the demo organization run
+// for hours (I2, L1: its lines then replaced).
+test('I2, L1: the lines of the orders a merge wrote are replaced in one pass over the staged orders', async () => {
+  const org = await createOrganization();
+  const count = 2_000;
+  const withLines = orders(count, 'plan-').map((o, n) => ({
+    ...o,
+    items: 2,
+    lines: [0, 1].map((k) => ({
+      line_id: `${k}`,
+      product_name: `Produit ${(n + k) % 30}`,
+      quantity: 1,
+      subtotal: '5.00',
+    })),
+  }));
+  assert.ok(!(await importOrderRecords(db, org, withLines)).refused);
+  await db.query('ANALYZE orders, customer_first_orders');
+  const importId = crypto.randomUUID();
+  const table = importLinesTable(importId);
+  const linesTable = importOrderLinesTable(importId);
+  const loops: Record<string, number[]> = {};
+  const counts: Record<string, number> = {};
+  class Undo extends Error {}
+  await db
+    .transaction(async (tx) => {
+      await createImportLines(tx, importId, { byLine: false });
+      await tx.query(
+        `INSERT INTO ${table} (line, ${ORDER_COLUMNS.join(', ')})
+         SELECT row_number() OVER (ORDER BY o.external_id), s.address, ${ORDER_COLUMNS.slice(1)
+           .map((c) => `o.${c}`)
+           .join(', ')}
+         FROM orders o JOIN stores s ON s.id = o.store_id WHERE o.organization_id = $1`,
+        [org],
+      );
+      await tx.query(
+        `INSERT INTO ${linesTable} (line, position, ${LINE_FIELDS.join(', ')})
+         SELECT s.line, l.position, ${LINE_FIELDS.map((f) => `l.${f}`).join(', ')}
+         FROM ${table} s JOIN order_lines l ON l.organization_id = $1 AND l.external_id = s.external_id`,
+        [org],
+      );
+      await tx.query(tableLines(table, linesTable, count).prepareExisting ?? '');
+      await tx.query('UPDATE orders SET change_xid = pg_current_xact_id() WHERE organization_id = $1', [org]);
+      // Whatever the join method: nested loops are what the misled planner chose (hash and merge
+      // joins off leave it no other).
+      await tx.query('SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off');
+      for (const [name, statement] of [
+        ['delete', deleteRewrittenLines(table)],
+        ['insert', insertRewrittenLines(table, tableLinesOf(linesTable))],
+      ] as const) {
+        const [row] = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
+          [org],
+        );
+        loops[name] = scansOf(row!['QUERY PLAN'][0].Plan, table);
+        counts[name] = row!['QUERY PLAN'][0].Plan.Plans?.[0]?.['Actual Rows'] ?? -1; // under the Delete or Insert node
+      }
+      throw new Undo();
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof Undo)) throw error;
+    });
+  assert.deepEqual(loops, { delete: [1], insert: [1] }, 'the staged orders scanned once by each statement');
+  assert.deepEqual(
+    counts,
+    { delete: 2 * count, insert: 2 * count },
+    'every line of the written orders replaced',
+  );
+});
+
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Loops'?: number;
+  'Actual Rows'?: number;
+  Plans?: PlanNode[];
+}
+
+/** The loops of each scan of `table` in a plan. */
+function scansOf(node: PlanNode, table: string): number[] {
+  const own = node['Relation Name'] === table ? [node['Actual Loops'] ?? 0] : [];
+  return [...own, ...(node.Plans ?? []).flatMap((child) => scansOf(child, table))];
+}
