@@ -37,7 +37,7 @@ export async function prepareReports(
   if (!(engine instanceof ColumnarReportEngine)) return { prepared: false, reason: 'no-snapshots' };
   const started = performance.now();
   try {
-    await engine.prepare(organizationId);
+    await engine.prepare(organizationId, undefined, { save: true });
     await engine.saved();
     const orders = engine.heldOrders(organizationId);
     if (orders === undefined) return { prepared: false, reason: 'not-built' };

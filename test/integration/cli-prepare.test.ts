@@ -36,7 +36,7 @@ function ordersFile(dir: string, name: string, count: number, prefix: string): s
   return file;
 }
 
-type LogLine = { msg?: string; event?: string; organizationId?: string };
+type LogLine = { msg?: string; event?: string; organizationId?: string; orders?: number };
 
 describe('a large import leaves the report snapshot ready (issue 28, item 1)', () => {
   let fresh: Awaited<ReturnType<typeof migratedConfig>>;
@@ -78,6 +78,14 @@ describe('a large import leaves the report snapshot ready (issue 28, item 1)', (
     assert.equal(again.code, 0, again.stderr);
     assert.doesNotMatch(again.stderr, /Rapports prêts/);
 
+    // A second large batch, the file then behind it: read back, brought up to date (here a
+    // rebuild: more changed than a delta takes) and saved again, the count the organization's.
+    const second = ordersFile(files, 'second.ndjson', ORDERS, 'h');
+    const later = await runCli(['import', '--org', String(slug), second, '--json'], env);
+    assert.equal(later.code, 0, later.stderr);
+    assert.match(later.stderr, new RegExp(`Rapports prêts : ${2 * ORDERS + 3} commandes`));
+    assert.equal(fs.readdirSync(snapshots).length, 1, 'one saved snapshot');
+
     const { key } = await cli('key', 'create', '--org', String(slug), '--name', 'Tableur');
     server = await startServer({ ...env, LOG_LEVEL: 'info' });
     const response = await fetch(
@@ -86,15 +94,19 @@ describe('a large import leaves the report snapshot ready (issue 28, item 1)', (
     );
     assert.equal(response.status, 200);
     const body = (await response.json()) as { rows: { orders: number; gross_sales: number }[] };
-    assert.deepEqual(body.rows, [{ orders: ORDERS + 3, gross_sales: (ORDERS + 3) * 10 }]);
+    assert.deepEqual(body.rows, [{ orders: 2 * ORDERS + 3, gross_sales: (2 * ORDERS + 3) * 10 }]);
     const events = server
       .stdout()
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as LogLine)
-      .filter((line) => line.msg === 'report snapshot')
-      .map((line) => line.event);
-    assert.ok(events.includes('loaded'), `the saved file read back: ${events.join(', ')}`);
-    assert.ok(!events.includes('built'), `nothing built from the database: ${events.join(', ')}`);
+      .filter((line) => line.msg === 'report snapshot');
+    assert.deepEqual(
+      events.filter((line) => line.event === 'loaded').map((line) => line.orders),
+      [2 * ORDERS + 3],
+      'the file read back once, at the last batch',
+    );
+    const kinds = events.map((line) => line.event);
+    assert.ok(!kinds.includes('built'), `nothing built from the database: ${kinds.join(', ')}`);
   });
 });

@@ -302,4 +302,55 @@ describe('snapshot files: read back without a copy, never trusted (issue 19)', (
       fs.writeFileSync(file, saved);
     }
   });
+
+  test('issue 28: a file read back behind the database is brought up to date; a rebuild does not read it back again; a command leaves it current', async () => {
+    const stale = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-snapshot-stale-'));
+    try {
+      const id = (await createOrganization(database.db, { name: 'En retard' })).id;
+      await importOrderRecords(database.db, id, orders);
+      const first = await buildSnapshot(database.db, id, { maxBytes: 64 << 20 });
+      assert.ok(first && !('reason' in first));
+      await saveSnapshot(stale, (await identityOf(database.db, id))!, first);
+      const more = (n: number, prefix: string) =>
+        orders.slice(0, n).map((o) => ({ ...o, id: `${prefix}${o.id}` }));
+      const prepared = async (maxDeltaOrders: number) => {
+        const events: SnapshotEvent[] = [];
+        const engine = new ColumnarReportEngine(database.db, new SqlReportEngine(database.db), {
+          memoryBudgetBytes: 64 << 20,
+          snapshotDir: stale,
+          maxDeltaOrders,
+          onEvent: (e) => events.push(e),
+        });
+        await engine.prepare(id, undefined, { save: true });
+        const held = engine.heldOrders(id);
+        await engine.close();
+        return { events: events.map((e) => e.event), held };
+      };
+      // 50 orders more, past a delta of 10: rebuilt from the database, the stale file not read again.
+      await importOrderRecords(database.db, id, more(50, 'a'));
+      const rebuilt = await prepared(10);
+      assert.equal(rebuilt.held, orders.length + 50);
+      // On PostgreSQL the build saves under its advisory lock, before its event (several instances).
+      assert.deepEqual(
+        rebuilt.events.filter((e) => e !== 'saved'),
+        ['loaded', 'built'],
+      );
+      assert.ok(rebuilt.events.includes('saved'), rebuilt.events.join(', '));
+      // 5 more, within a delta: brought up to date, then saved (one part) by the command's prepare.
+      await importOrderRecords(database.db, id, more(5, 'b'));
+      const updated = await prepared(1_000);
+      assert.deepEqual(updated.held, orders.length + 55);
+      assert.deepEqual(
+        updated.events.filter((e) => e !== 'compacted'),
+        ['loaded', 'updated', 'saved'],
+      );
+      assert.equal(
+        (await loadSnapshot(database.db, stale, id))?.heldOrders,
+        orders.length + 55,
+        'the file is current',
+      );
+    } finally {
+      fs.rmSync(stale, { recursive: true, force: true });
+    }
+  });
 });

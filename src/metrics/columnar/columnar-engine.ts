@@ -174,6 +174,14 @@ interface Entry {
   sizedNow?: () => void;
   /** When its snapshot was last saved (or read from its file), Date.now(); 0: never. */
   savedAt: number;
+  /** The data version of its snapshot last saved or read from its file. */
+  savedVersion?: string;
+  /**
+   * A rebuild's: the version of the snapshot it replaces. A saved file at this version or an older
+   * one is not read back: bringing it up to date is what the rebuild was for (a delta too large,
+   * or refused), and reading it back again would start the same rebuild, over and over.
+   */
+  notAfter?: string;
   /** When a report last used its snapshot (or it was admitted), performance.now(). */
   usedAt?: number;
   /** The organization's rows as last counted for its build, and when (issue 29: counted once). */
@@ -463,11 +471,45 @@ export class ColumnarReportEngine implements ReportEngine {
    * Issue 28: brings the organization's snapshot to its current data version in the background
    * (a build, its saved file read back, or a delta), resolving when that is done.
    */
-  async prepare(organizationId: string, counted?: SnapshotSize): Promise<void> {
-    await this.snapshotAt(organizationId, 0, false, counted);
+  async prepare(
+    organizationId: string,
+    counted?: SnapshotSize,
+    options: { save?: boolean } = {},
+  ): Promise<void> {
+    // A snapshot read back holds its file's version: the next round brings it to the database's
+    // (a delta, or a rebuild when too much changed, which the round after waits for).
+    for (let round = 0; round < 3; round++) {
+      const held = await this.snapshotAt(organizationId, 0, false, round === 0 ? counted : undefined);
+      const entry = this.entries.get(organizationId);
+      await entry?.building;
+      await entry?.updating;
+      if (held !== undefined || entry?.unsupported) break;
+    }
+    if (options.save) await this.saveHeld(organizationId);
+  }
+
+  /**
+   * Saves the organization's snapshot unless its file already holds its version (folded into one
+   * part first): a command that wrote a large batch leaves the file current (issue 28, item 1).
+   */
+  private async saveHeld(organizationId: string): Promise<void> {
+    await this.saved();
     const entry = this.entries.get(organizationId);
-    await entry?.building;
-    await entry?.updating;
+    if (!entry?.live || !this.options.snapshotDir) return;
+    const run = async (): Promise<void> => {
+      const live = entry.live;
+      if (this.entries.get(organizationId) !== entry || !live || entry.savedVersion === live.version) return;
+      if (live.parts.length > 1) {
+        await live.compact('all');
+        if (this.entries.get(organizationId) !== entry) return;
+        this.account(organizationId, entry);
+      }
+      entry.savedAt = Date.now();
+      await this.save(organizationId, live);
+    };
+    const next = entry.queue.then(run);
+    entry.queue = next.catch(() => undefined);
+    await next;
   }
 
   /**
@@ -756,6 +798,8 @@ export class ColumnarReportEngine implements ReportEngine {
     if (old) this.usedBytes -= old.bytes;
     const entry: Entry = { version: '0', bytes: 0, queue: Promise.resolve(), savedAt: 0 };
     if (old?.usedAt !== undefined) entry.usedAt = old.usedAt;
+    const replaced = old?.live?.version;
+    if (replaced !== undefined) entry.notAfter = replaced;
     this.entries.set(organizationId, entry); // Map.set on a key held keeps its place
     entry.building = this.build(organizationId, entry);
   }
@@ -810,6 +854,7 @@ export class ColumnarReportEngine implements ReportEngine {
       } else {
         this.admit(organizationId, entry, result);
         entry.savedAt = Date.now();
+        if (loaded) entry.savedVersion = result.version;
         if (!loaded && !shared.saved) this.save(organizationId, result);
         this.options.onEvent?.({
           event: loaded ? 'loaded' : 'built',
@@ -845,7 +890,7 @@ export class ColumnarReportEngine implements ReportEngine {
     if (this.entries.get(organizationId) !== entry) return undefined;
     const reading = (async () => {
       const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
-      return { identity, loaded: await this.load(organizationId) };
+      return { identity, loaded: await this.load(organizationId, entry.notAfter) };
     })();
     entry.progress = newProgress();
     entry.loading = reading.then(
@@ -969,7 +1014,7 @@ export class ColumnarReportEngine implements ReportEngine {
         Number(BigInt(organizationId) % 2_147_483_647n),
       ]);
       if (!lock?.held) return undefined;
-      const saved = await this.load(organizationId); // by the holder before this one
+      const saved = await this.load(organizationId, entry.notAfter); // by the holder before this one
       if (saved) return { result: saved, loaded: true };
       const result = await this.read(organizationId, entry);
       if (!result || 'reason' in result) return { result, loaded: false };
@@ -978,16 +1023,16 @@ export class ColumnarReportEngine implements ReportEngine {
       return { result, loaded: false, saved: true };
     });
     if (built) return built;
-    const saved = await this.load(organizationId);
+    const saved = await this.load(organizationId, entry.notAfter);
     return saved ? { result: saved, loaded: true } : ELSEWHERE;
   }
 
   /** The organization's saved snapshot, if there is one to trust (src/metrics/columnar/persist.ts). */
-  private async load(organizationId: string): Promise<LiveSnapshot | undefined> {
+  private async load(organizationId: string, after?: string): Promise<LiveSnapshot | undefined> {
     const dir = this.options.snapshotDir;
     if (!dir) return undefined;
     try {
-      return await loadSnapshot(this.db, dir, organizationId);
+      return await loadSnapshot(this.db, dir, organizationId, after);
     } catch (error) {
       this.options.onEvent?.({ event: 'failed', organizationId, error });
       return undefined;
@@ -1005,14 +1050,17 @@ export class ColumnarReportEngine implements ReportEngine {
     const started = performance.now();
     const [version, orders] = [live.version, live.heldOrders];
     const saved = saveSnapshot(dir, identity, live, this.stopping.signal).then(
-      () =>
+      () => {
+        const entry = this.entries.get(organizationId);
+        if (entry?.live === live) entry.savedVersion = version;
         this.options.onEvent?.({
           event: 'saved',
           organizationId,
           version,
           orders,
           ms: Math.round(performance.now() - started),
-        }),
+        });
+      },
       (error: unknown) => {
         if (!this.stopping.signal.aborted) this.options.onEvent?.({ event: 'failed', organizationId, error });
       },

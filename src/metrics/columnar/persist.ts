@@ -286,12 +286,14 @@ const pad = (length: number): number => (8 - (length % 8)) % 8;
 
 /**
  * The organization's snapshot from its file, or undefined when there is none or it cannot be
- * trusted (another format, database or organization, a wrong checksum, a database behind it).
+ * trusted (another format, database or organization, a wrong checksum, a database behind it), or
+ * when it holds `after`'s data version or an older one (a rebuild's: what it replaces was newer).
  */
 export async function loadSnapshot(
   db: SnapshotSource,
   dir: string,
   organizationId: string,
+  after?: string,
 ): Promise<LiveSnapshot | undefined> {
   const saved = await savedFileOf(db, dir, organizationId);
   if (!saved) return undefined;
@@ -303,6 +305,7 @@ export async function loadSnapshot(
   }
   const header = data && verified(data, saved.identity, organizationId);
   if (!data || !header) return undefined;
+  if (after !== undefined && BigInt(header.version) <= BigInt(after)) return undefined;
   const [now] = await db.query<{ behind: boolean }>(
     `SELECT data_version < $2::bigint
        OR pg_snapshot_xmax(pg_current_snapshot()) < pg_snapshot_xmax($3::pg_snapshot) AS behind
