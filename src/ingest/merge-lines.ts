@@ -74,10 +74,20 @@ const writtenNow = (from: string): string => `(
   WHERE o.change_xid = pg_current_xact_id()
   OFFSET 0)`;
 
-/** I2: removes the lines of the staged orders of `from` that this transaction wrote. */
+/**
+ * I2: removes the lines of the staged orders of `from` that this transaction wrote. Their rows are
+ * gathered first, each written order looking its lines up by key, then removed by their place: as
+ * a join, a planner that counted few lines for the organization (statistics not yet taken) read
+ * them all and ran the written orders' whole lookup again for each.
+ */
 export const deleteRewrittenLines = (from: string): string => `
-  DELETE FROM order_lines ol USING ${writtenNow(from)} w
-  WHERE ol.organization_id = $1 AND ol.store_id = w.store_id AND ol.external_id = w.external_id`;
+  DELETE FROM order_lines WHERE ctid = ANY (ARRAY(
+    SELECT l.ctid FROM ${writtenNow(from)} w
+    CROSS JOIN LATERAL (
+      SELECT ol.ctid FROM order_lines ol
+      WHERE ol.organization_id = $1 AND ol.store_id = w.store_id AND ol.external_id = w.external_id
+      OFFSET 0
+    ) l))`;
 
 /** I2: inserts the lines of the staged orders of `from` that this transaction wrote. */
 export const insertRewrittenLines = (from: string, linesOf: LinesOf): string => `
