@@ -854,7 +854,7 @@ export class ColumnarReportEngine implements ReportEngine {
       } else {
         this.admit(organizationId, entry, result);
         entry.savedAt = Date.now();
-        if (loaded) entry.savedVersion = result.version;
+        if (loaded || shared.saved) entry.savedVersion = result.version; // saved under the lock: not again
         if (!loaded && !shared.saved) this.save(organizationId, result);
         this.options.onEvent?.({
           event: loaded ? 'loaded' : 'built',
