@@ -102,6 +102,8 @@ const fileWanted = (file) => fileWords.length === 0 || fileWords.some((w) => fil
 let passed = 0;
 let failed = 0;
 const skipped = [];
+/** The failed tests with their errors, printed again at the end: a CI log's tail says why. */
+const failures = []; // { where, name, error }
 const fileTimes = []; // { suite, file, ms }
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-test-run-'));
 const cleanups = [() => fs.rmSync(scratch, { recursive: true, force: true })];
@@ -159,7 +161,12 @@ async function runLane(title, entries, lanes, print = (text) => process.stdout.w
     if (t.skip !== undefined || t.todo !== undefined) skipped.push(`${where}: ${t.name}`);
     else if (t.details.type !== 'suite') passed++;
   });
-  stream.on('test:fail', (t) => t.details.type !== 'suite' && failed++);
+  stream.on('test:fail', (t) => {
+    if (t.details.type === 'suite') return;
+    failed++;
+    const where = reporting ? `${reporting.suite} · ${reporting.file}` : path.relative(root, t.file ?? '');
+    failures.push({ where, name: t.name, error: t.details.error });
+  });
   stream.on('test:complete', (t) => {
     const entry = t.nesting === 0 && byEntry.get(t.file);
     if (entry && path.resolve(t.name) === t.file) fileTimes.push({ ...entry, ms: t.details.duration_ms });
@@ -286,6 +293,18 @@ const skipFails = process.env.CI === 'true' && skipped.length > 0;
 if (skipped.length > 0) {
   console.log(`\nSkipped${skipFails ? ' (CI=true: each one fails the run)' : ''}:`);
   for (const name of skipped) console.log(`  - ${name}`);
+}
+if (failures.length > 0) {
+  console.log('\nFailures:');
+  for (const { where, name, error } of failures) {
+    console.log(`  ✖ ${where}: ${name}`);
+    // The assertion's own message first (node:test wraps it in its cause), a few lines of it.
+    const cause = error?.cause ?? error;
+    const lines = String(cause?.stack ?? cause?.message ?? cause)
+      .split('\n')
+      .slice(0, 12);
+    for (const line of lines) console.log(`      ${line}`);
+  }
 }
 console.log(`\n${passed} passed, ${failed} failed, ${skipped.length} skipped`);
 process.exitCode = failed > 0 || passed === 0 || skipFails ? 1 : 0;
