@@ -9,6 +9,8 @@
 // pass would make the call site polymorphic, a helper as large as the lines' work outgrows V8's
 // inlining budget (then called per order), and a value passed to a call that is not inlined
 // becomes a heap number (an allocation per order for an instant).
+import { CELL_SECONDS } from './cell-sums.js';
+import type { CustomerBounds } from './customer-bounds.js';
 import type { LinePass } from './line-scan.js';
 import { runAt, type Rows } from './order-ranges.js';
 import { ANONYMOUS, NEW, RETURNING, type ScanSettings } from './scan-settings.js';
@@ -225,6 +227,84 @@ export function countOrders(
         out[at + UNIQUE]! += 1;
         out[at + customerField]! += 1;
       }
+    }
+  }
+}
+
+/**
+ * Issue 28: countOrders' pass when the part's additive sums came from its quarter-hour cells
+ * (customersOnly, so no filter, no dimension but `date`, no lines, a slot per key): each customer
+ * counted once in each row they have a counted order in (U4, U5), as new or returning (U2, U3).
+ * The same walk as countOrders', in a function of its own: V8 keeps this small loop's values in
+ * registers, where countOrders' many columns do not fit, and at ten million orders (five million
+ * customers) this walk is most of a report's time.
+ */
+export function countCustomers(
+  s: Part,
+  rows: Rows,
+  customerBase: number,
+  scan: ScanSettings,
+  sums: Float64Array,
+  bounds?: CustomerBounds,
+): void {
+  const { start, end, attributeKey, attributeExcluded, typeKept, byDate, dateKey, needsFirstOrders } = scan;
+  // With the customers' first and last counted orders (customer-bounds.ts), a customer without
+  // one in the period is passed over, and U2 needs no walk.
+  const first = bounds?.first;
+  const lastCounted = bounds?.last;
+  const startCell = start / CELL_SECONDS;
+  const endCell = end / CELL_SECONDS;
+  const typeKeys = scan.typeKey;
+  const { starts, index, unit, aligned } = scan.buckets;
+  const firstStart = starts[0] as number;
+  const perUnit = 1 / unit;
+  const lastUnit = index.length - 1;
+  const { seconds, attribute, runStart, customerCount, retiredRuns } = s;
+  const rowsFrom = rows.from;
+  const rowsTo = rows.to;
+  for (let c = runAt(runStart, customerCount, rowsFrom); c < customerCount; c++) {
+    const from = runStart[c] as number;
+    if (from >= rowsTo) break; // the runs after the range
+    if (retiredRuns !== undefined && retiredRuns[c] === 1) continue;
+    const to = runStart[c + 1] as number;
+    let i = from > rowsFrom ? from : rowsFrom;
+    let type = NEW;
+    if (first !== undefined && lastCounted !== undefined) {
+      const f = first[c] as number;
+      if (f >= endCell || (lastCounted[c] as number) < startCell) continue; // NONE too
+      if (needsFirstOrders && f < startCell) type = RETURNING;
+    } else if (needsFirstOrders) {
+      // U2 on the whole run; the orders before its first counted one are never counted.
+      let first = from;
+      while (first < to && attributeExcluded[attribute[first] as number] === 1) first++;
+      if (first === to) continue;
+      if ((seconds[first] as number) < start) type = RETURNING;
+      if (first > i) i = first;
+    }
+    if (typeKept[type] === 0) continue; // F1 on customer_type
+    const typeKey = typeKeys[type] as number;
+    const customer = customerBase + c + 1; // + 1: a slot's zero means none yet
+    const customerField = type === RETURNING ? RETURNING_CUSTOMERS : NEW_CUSTOMERS;
+    const last = to < rowsTo ? to : rowsTo;
+    for (; i < last; i++) {
+      const t = seconds[i] as number;
+      if (t >= end) break; // T1, and the run's later orders too
+      if (t < start) continue;
+      const attributeWeight = attributeKey[attribute[i] as number] as number;
+      if (attributeWeight < 0) continue; // S1
+      let slot = attributeWeight + typeKey;
+      if (byDate) {
+        let k = index[Math.min(lastUnit, ((t - firstStart + 0.5) * perUnit) | 0)] as number;
+        if (!aligned) while (k + 1 < starts.length && t >= (starts[k + 1] as number)) k++;
+        slot += dateKey[k] as number;
+      }
+      const at = (slot * SLOT) | 0;
+      if (sums[at + LAST_CUSTOMER] !== customer) {
+        sums[at + LAST_CUSTOMER] = customer;
+        sums[at + UNIQUE]! += 1;
+        sums[at + customerField]! += 1;
+      }
+      if (!byDate) break; // every counted order of the run is in the same row
     }
   }
 }

@@ -13,7 +13,7 @@ import type { DimensionId, MetricId } from '../../catalog.js';
 import { bucketStart } from '../../query/dates.js';
 import type { ReportPlan } from '../../query/plan.js';
 import type { ReportRow, ReportRowSequence, ReportRows, RowSequence } from '../engine.js';
-import { countOrders, type CountedInto } from './counted-orders.js';
+import { countCustomers, countOrders, type CountedInto } from './counted-orders.js';
 import { DAY_UNITS, type DayBuckets } from './day-buckets.js';
 import { centsToAmount, compareCodePoints, divideRoundHalfAwayFromZero } from './exact.js';
 // A row slot's fields (slot-layout.ts) by their namespace here, named one by one in the hot walk.
@@ -29,6 +29,13 @@ import {
 } from './scan-settings.js';
 import type { Part, Snapshot } from './snapshot.js';
 import { addCells, CELL_SECONDS, cellSums, readyCellSums, type CellSums } from './cell-sums.js';
+import {
+  countBoundedCustomers,
+  customerBounds,
+  CUSTOMERS_PER_SLICE,
+  readyCustomerBounds,
+  type CustomerBounds,
+} from './customer-bounds.js';
 import { sortedOrder } from './sort-rows.js';
 import { ranges } from './order-ranges.js';
 
@@ -204,14 +211,32 @@ export async function aggregate(
   // customer numbers run on from part to part (U4 tells customers apart by them), as do order
   // numbers (L4). Each part read in ranges of orders, the event loop given a turn between two
   // when the slice is over.
-  const each = async (into: (p: number) => CountedInto): Promise<void> => {
+  const each = async (
+    into: (p: number) => CountedInto,
+    bounds: readonly (CustomerBounds | undefined)[] = [],
+  ): Promise<void> => {
     let [customers, orders] = [0, 0];
     for (const [p, part] of snapshot.parts.entries()) {
-      // A part summed by its cells is read for its customers only, when the plan counts them.
-      const skipped = into(p).customersOnly === true && !scan.countCustomers;
-      for (const rows of skipped ? [] : ranges(part.orderCount, paths.scanOrders)) {
-        countOrders(part, rows, customers, orders, scan, into(p));
-        await slices.pause();
+      // A part summed by its cells is read for its customers only, when the plan counts them:
+      // by their first and last counted orders when these are ready (customer-bounds.ts), else
+      // by their runs.
+      const counted = into(p);
+      const customersOnly = counted.customersOnly === true && counted.sums !== undefined;
+      const known = bounds[p];
+      if (customersOnly && !scan.countCustomers) {
+        // nothing to read
+      } else if (customersOnly && known && !scan.byDate) {
+        for (let c0 = 0; c0 < part.customerCount; c0 += CUSTOMERS_PER_SLICE) {
+          const c1 = Math.min(part.customerCount, c0 + CUSTOMERS_PER_SLICE);
+          countBoundedCustomers(part, known, c0, c1, customers, scan, counted.sums as Float64Array);
+          await slices.pause();
+        }
+      } else {
+        for (const rows of ranges(part.orderCount, paths.scanOrders)) {
+          if (customersOnly) countCustomers(part, rows, customers, scan, counted.sums as Float64Array, known);
+          else countOrders(part, rows, customers, orders, scan, counted);
+          await slices.pause();
+        }
       }
       customers += part.customerCount;
       orders += part.orderCount;
@@ -228,7 +253,11 @@ export async function aggregate(
     const tables = await partTables(snapshot, plan, scan, paths, slices);
     for (const [p, table] of tables.entries())
       if (table) addCells(snapshot.parts[p] as Part, table, scan, sums);
-    await each((p) => ({ sums, keyOf: undefined, lines: undefined, customersOnly: tables[p] !== undefined }));
+    const bounds = partBounds(snapshot, plan, scan, tables, paths, slices);
+    await each(
+      (p) => ({ sums, keyOf: undefined, lines: undefined, customersOnly: tables[p] !== undefined }),
+      await bounds,
+    );
     const keys: number[] = [];
     for (let key = 0; key < weights.space; key++)
       if ((sums[key * field.SLOT + field.ORDERS] as number) > 0) keys.push(key);
@@ -264,8 +293,7 @@ async function partTables(
     onQuarterHours(scan.end) &&
     (!scan.byDate || scan.buckets.starts.every(onQuarterHours));
   const tables: (CellSums | undefined)[] = [];
-  // S1: the table of the orders these statuses leave counted, named by the statuses.
-  const settings = [...plan.settings.excludedStatuses].sort().join('\n');
+  const settings = settingsKey(plan);
   for (const part of snapshot.parts) {
     const maxCells = Math.floor(part.orderCount * paths.cellsPerOrder);
     tables.push(
@@ -278,6 +306,37 @@ async function partTables(
   }
   return tables;
 }
+
+/**
+ * Issue 28: the customers' first and last counted orders (customer-bounds.ts) of each part summed
+ * by its cells, for a plan that counts customers: without `date` they count them, with it they
+ * pass over the customers without an order in the period. Undefined for the other parts, and for
+ * a part whose bounds are not built yet when reports do not wait for them.
+ */
+async function partBounds(
+  snapshot: Snapshot,
+  plan: ReportPlan,
+  scan: ScanSettings,
+  tables: readonly (CellSums | undefined)[],
+  paths: ExecutionPaths,
+  slices: TimeSlices,
+): Promise<(CustomerBounds | undefined)[]> {
+  if (!scan.countCustomers) return [];
+  const settings = settingsKey(plan);
+  const bounds: (CustomerBounds | undefined)[] = [];
+  for (const [p, part] of snapshot.parts.entries())
+    bounds.push(
+      tables[p] === undefined
+        ? undefined
+        : paths.waitForCells
+          ? await customerBounds(part, scan.attributeExcluded, settings, slices)
+          : readyCustomerBounds(part, scan.attributeExcluded, settings, slices),
+    );
+  return bounds;
+}
+
+/** S1: the excluded statuses, as the name of the tables they leave counted. */
+const settingsKey = (plan: ReportPlan): string => [...plan.settings.excludedStatuses].sort().join('\n');
 
 /**
  * The rows (T2) of the keys that occur, in key order, with their slots: `limit` of them after the

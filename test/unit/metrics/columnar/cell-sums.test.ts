@@ -126,3 +126,32 @@ test('a report never waits for quarter-hour sums: the first finds none and start
     300,
   );
 });
+
+test('customers counted by their first and last counted orders: the walk’s counts at the period’s very edges, in one row and by day (issue 28, T1, S1, G2, U2–U5)', async () => {
+  const random = mulberry32(30);
+  const start = Date.UTC(2025, 0, 3) / 1000;
+  const end = Date.UTC(2025, 0, 9) / 1000;
+  // Instants on both sides of each end of the period, and within it: first and last orders on
+  // the edges, customers with orders before and after the period and none within.
+  const instants = [start - DAY, start - 1, start, start + 1, start + DAY, end - 1, end, end + 1, end + DAY];
+  const live = await snapshotOf(2_000, (n) => ({
+    ...order(random, `c${Math.floor(n / 3) + (n % 7)}@example.com`, `o${n}`),
+    seconds: instants[Math.floor(random() * instants.length)] as number,
+  }));
+  const cells = { ...EXECUTION_PATHS, cellsPerOrder: Infinity, waitForCells: true };
+  const scan = { ...EXECUTION_PATHS, cellsPerOrder: 0 };
+  for (const needsFirstOrders of [true, false]) {
+    // By day, the customers without an order in the period are passed over by their bounds.
+    const byDay = { ...plan(['date'], '2025-01-03'), needsFirstOrders };
+    const days = await executePlan(live.view(), byDay, utcDays(), scan);
+    assert.deepStrictEqual(await executePlan(live.view(), byDay, utcDays(), cells), days);
+    assert.ok((days?.rows.length ?? 0) >= 3);
+    const question = { ...plan([], '2025-01-03'), needsFirstOrders };
+    const expected = await executePlan(live.view(), question, utcDays(), scan);
+    assert.deepStrictEqual(await executePlan(live.view(), question, utcDays(), cells), expected);
+    const row = expected?.rows[0] as Record<string, unknown>;
+    assert.ok(Number(row.unique_customers) > 0 && Number(row.new_customers) > 0);
+    // U2, U3 only with first orders: else every customer counted is new.
+    assert.equal(Number(row.returning_customers) > 0, needsFirstOrders);
+  }
+});
