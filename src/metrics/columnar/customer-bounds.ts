@@ -35,8 +35,11 @@ export interface CustomerBounds {
 /** The bounds of each part's columns (its `seconds` stands for them), by excluded statuses. */
 const tables = new WeakMap<Float64Array, Map<string, Promise<CustomerBounds>>>();
 const built = new WeakMap<Promise<CustomerBounds>, CustomerBounds>();
-/** Bounds kept per part: one for each set of excluded statuses recently asked (as the cells). */
-const SETTINGS_KEPT = 2;
+/**
+ * Bounds kept per part: those of the set of excluded statuses last asked (8 bytes a customer, up
+ * to a sixth of a part whose customers each have one order: not kept twice, unlike the cells).
+ */
+const SETTINGS_KEPT = 1;
 
 /** The part's bounds for these excluded statuses if built already, else undefined, their build started. */
 export function readyCustomerBounds(
