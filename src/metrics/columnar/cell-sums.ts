@@ -15,6 +15,7 @@
 // retired ones included: a report takes the retired orders out again (addCells).
 import type { TimeSlices } from '../../limits/time-slice.js';
 import { ranges } from './order-ranges.js';
+import { PartTables } from './part-tables.js';
 import type { ScanSettings } from './scan-settings.js';
 // A row slot's fields (slot-layout.ts) by their namespace here.
 import * as field from './slot-layout.js';
@@ -41,13 +42,8 @@ export interface CellSums {
   readonly sums: Float64Array;
 }
 
-/** The tables of each part's columns (its `seconds` stands for them), by excluded statuses. */
-const tables = new WeakMap<Float64Array, Map<string, Promise<CellSums | undefined>>>();
-/** Tables kept per part: one for each set of excluded statuses (S1) recently asked. */
-const SETTINGS_KEPT = 2;
-
-/** Tables built, by their promise: what readyCellSums() may use without waiting. */
-const built = new WeakMap<Promise<CellSums | undefined>, CellSums | undefined>();
+/** Each part's tables: one for each set of excluded statuses (S1) recently asked, the last two. */
+const tables = new PartTables<CellSums | undefined>(2);
 
 /**
  * The part's table for these excluded statuses if it is built already, else undefined, its build
@@ -62,7 +58,7 @@ export function readyCellSums(
   scanOrders: number,
   slices: TimeSlices,
 ): CellSums | undefined {
-  return built.get(cellSums(part, excluded, settings, maxCells, scanOrders, slices));
+  return tables.ready(part, settings, () => build(part, excluded, maxCells, scanOrders, slices));
 }
 
 /**
@@ -78,20 +74,7 @@ export function cellSums(
   scanOrders: number,
   slices: TimeSlices,
 ): Promise<CellSums | undefined> {
-  let bySettings = tables.get(part.seconds);
-  if (!bySettings) tables.set(part.seconds, (bySettings = new Map()));
-  let table = bySettings.get(settings);
-  if (!table) {
-    if (bySettings.size >= SETTINGS_KEPT) bySettings.delete(bySettings.keys().next().value as string);
-    const building = build(part, excluded, maxCells, scanOrders, slices);
-    building.then(
-      (done) => built.set(building, done),
-      () => bySettings?.delete(settings), // tried again by the next report
-    );
-    table = building;
-    bySettings.set(settings, table);
-  }
-  return table;
+  return tables.of(part, settings, () => build(part, excluded, maxCells, scanOrders, slices));
 }
 
 async function build(

@@ -16,6 +16,7 @@
 // (a report skips those, as the walk does).
 import type { TimeSlices } from '../../limits/time-slice.js';
 import { CELL_SECONDS } from './cell-sums.js';
+import { PartTables } from './part-tables.js';
 import { NEW, RETURNING, type ScanSettings } from './scan-settings.js';
 import { LAST_CUSTOMER, NEW_CUSTOMERS, RETURNING_CUSTOMERS, SLOT, UNIQUE } from './slot-layout.js';
 import type { Part } from './snapshot.js';
@@ -32,14 +33,11 @@ export interface CustomerBounds {
   readonly last: Int32Array;
 }
 
-/** The bounds of each part's columns (its `seconds` stands for them), by excluded statuses. */
-const tables = new WeakMap<Float64Array, Map<string, Promise<CustomerBounds>>>();
-const built = new WeakMap<Promise<CustomerBounds>, CustomerBounds>();
 /**
- * Bounds kept per part: those of the set of excluded statuses last asked (8 bytes a customer, up
- * to a sixth of a part whose customers each have one order: not kept twice, unlike the cells).
+ * Each part's bounds: those of the set of excluded statuses last asked (8 bytes a customer, up to
+ * a sixth of a part whose customers each have one order: not kept twice, unlike the cells).
  */
-const SETTINGS_KEPT = 1;
+const tables = new PartTables<CustomerBounds>(1);
 
 /** The part's bounds for these excluded statuses if built already, else undefined, their build started. */
 export function readyCustomerBounds(
@@ -48,7 +46,7 @@ export function readyCustomerBounds(
   settings: string,
   slices: TimeSlices,
 ): CustomerBounds | undefined {
-  return built.get(customerBounds(part, excluded, settings, slices));
+  return tables.ready(part, settings, () => build(part, excluded, slices));
 }
 
 /** The part's bounds for these excluded statuses (`excluded`: 1 per attribute S1 excludes). */
@@ -58,20 +56,7 @@ export function customerBounds(
   settings: string,
   slices: TimeSlices,
 ): Promise<CustomerBounds> {
-  let bySettings = tables.get(part.seconds);
-  if (!bySettings) tables.set(part.seconds, (bySettings = new Map()));
-  let table = bySettings.get(settings);
-  if (!table) {
-    if (bySettings.size >= SETTINGS_KEPT) bySettings.delete(bySettings.keys().next().value as string);
-    const building = build(part, excluded, slices);
-    building.then(
-      (done) => built.set(building, done),
-      () => bySettings?.delete(settings), // tried again by the next report
-    );
-    table = building;
-    bySettings.set(settings, table);
-  }
-  return table;
+  return tables.of(part, settings, () => build(part, excluded, slices));
 }
 
 async function build(part: Part, excluded: Uint8Array, slices: TimeSlices): Promise<CustomerBounds> {
