@@ -155,3 +155,30 @@ test('customers counted by their first and last counted orders: the walk’s cou
     assert.equal(Number(row.returning_customers) > 0, needsFirstOrders);
   }
 });
+
+test('a customer with counted orders before and after the period and only an excluded one inside is not counted (issue 28, S1, U4)', async () => {
+  const random = mulberry32(31);
+  const start = Date.UTC(2025, 0, 3) / 1000;
+  const end = Date.UTC(2025, 0, 9) / 1000;
+  const at = (customer: string, seconds: number, status: string, n: number): OrderValues => ({
+    ...order(random, customer, `x${n}`),
+    seconds,
+    status,
+  });
+  const live = await snapshotOf(
+    4,
+    (n) =>
+      [
+        at('around@example.com', start - DAY, 'completed', n),
+        at('around@example.com', start + DAY, 'pending', n), // S1: excluded
+        at('around@example.com', end + DAY, 'completed', n),
+        at('inside@example.com', start + 2 * DAY, 'completed', n),
+      ][n] as OrderValues,
+  );
+  const question = plan([], '2025-01-03');
+  const cells = { ...EXECUTION_PATHS, cellsPerOrder: Infinity, waitForCells: true };
+  const scan = { ...EXECUTION_PATHS, cellsPerOrder: 0 };
+  const expected = await executePlan(live.view(), question, utcDays(), scan);
+  assert.deepStrictEqual(await executePlan(live.view(), question, utcDays(), cells), expected);
+  assert.equal((expected?.rows[0] as Record<string, unknown>).unique_customers, 1);
+});
