@@ -5,8 +5,9 @@
 // UTC midnights, and the local midnights of the zones whose days start on one), so a cell lies in
 // one row or none. The sums are of exact integers (cents, M1) below 2^53 (the snapshot's
 // guarantee), hence exact in any order; net revenue (S2) is linear in the amounts, so the cells'
-// sums give it exactly. Distinct customers (U4) are not additive: the scan still walks the
-// customers' runs for them (counted-orders.ts), reading only their instants and attributes.
+// sums give it exactly. Distinct customers (U4) are not additive: they are counted from each
+// customer's first and last counted orders (customer-bounds.ts), or from their runs
+// (counted-orders.ts, countCustomers), reading only instants and attributes.
 //
 // A table is built on first use (a pass over the part, in slices: issue 26, item 6), in the
 // background of the report that asked (which scans the orders meanwhile), held as long

@@ -45,8 +45,9 @@ export interface CountedInto {
   readonly keyOf: Float64Array | undefined;
   readonly lines: LinePass | undefined;
   /**
-   * Issue 28: the part's additive sums came from its quarter-hour table (cell-sums.ts): only the
-   * customers' runs are read, for U2–U5, into `sums` by slot (the slot is the key).
+   * Issue 28: the part's additive sums came from its quarter-hour table (cell-sums.ts): only its
+   * customers are counted, for U2–U5, into `sums` by slot (the slot is the key), by
+   * countCustomers or customer-bounds.ts, never by countOrders.
    */
   readonly customersOnly?: boolean;
 }
@@ -92,15 +93,12 @@ export function countOrders(
   const slots = lines?.slots;
   const direct = slots?.direct === true;
   const directSums = slots?.sums ?? orderSums; // a direct key space's sums never grow
-  const customersOnly = into.customersOnly === true;
 
   // c = runs: the anonymous orders, in no particular order. A plan that neither counts customers
   // nor tells them apart (no customer_type, so every order's type key is 0) reads all the orders
   // as one such run, without the customers' runs, unless some runs are retired.
-  // Customers only: their runs, not the anonymous orders.
-  const runs = needsFirstOrders || countCustomers || retiredRuns || customersOnly ? customerCount : 0;
-  const lastRun = customersOnly ? runs - 1 : runs;
-  for (let c = runAt(runStart, runs, rows.from); c <= lastRun; c++) {
+  const runs = needsFirstOrders || countCustomers || retiredRuns ? customerCount : 0;
+  for (let c = runAt(runStart, runs, rows.from); c <= runs; c++) {
     const from = runStart[c] as number;
     if (from >= rows.to) break; // the runs after the range
     if (c < runs && retiredRuns?.[c] === 1) continue;
@@ -195,16 +193,6 @@ export function countOrders(
           out = slots.sums;
         }
       }
-      if (customersOnly) {
-        // U4, U5 as below; without `date`, every counted order of the run is in the same row.
-        if (out[at + LAST_CUSTOMER] !== customer + 1) {
-          out[at + LAST_CUSTOMER] = customer + 1;
-          out[at + UNIQUE]! += 1;
-          out[at + customerField]! += 1;
-        }
-        if (!byDate) break;
-        continue;
-      }
       out[at + ORDERS]! += 1;
       if (sumItems) out[at + ITEMS]! += items[i] as number;
       if (sumGross) out[at + GROSS]! += total[i] as number;
@@ -232,12 +220,12 @@ export function countOrders(
 }
 
 /**
- * Issue 28: countOrders' pass when the part's additive sums came from its quarter-hour cells
+ * Issue 28: the pass over a part whose additive sums came from its quarter-hour cells
  * (customersOnly, so no filter, no dimension but `date`, no lines, a slot per key): each customer
- * counted once in each row they have a counted order in (U4, U5), as new or returning (U2, U3).
- * The same walk as countOrders', in a function of its own: V8 keeps this small loop's values in
- * registers, where countOrders' many columns do not fit, and at ten million orders (five million
- * customers) this walk is most of a report's time.
+ * counted once in each row they have a counted order in (U4, U5), as new or returning (U2, U3),
+ * the anonymous orders skipped. countOrders' walk without its sums, lines and noted keys, and with
+ * the customers' bounds (customer-bounds.ts) when they are built: at ten million orders (five
+ * million customers) this walk is most of a report's time.
  */
 export function countCustomers(
   s: Part,

@@ -221,20 +221,29 @@ export async function aggregate(
       // by their first and last counted orders when these are ready (customer-bounds.ts), else
       // by their runs.
       const counted = into(p);
-      const customersOnly = counted.customersOnly === true && counted.sums !== undefined;
+      const customersInto = counted.customersOnly === true ? counted.sums : undefined;
       const known = bounds[p];
-      if (customersOnly && !scan.countCustomers) {
-        // nothing to read
-      } else if (customersOnly && known && !scan.byDate) {
-        for (let c0 = 0; c0 < part.customerCount; c0 += CUSTOMERS_PER_SLICE) {
-          const c1 = Math.min(part.customerCount, c0 + CUSTOMERS_PER_SLICE);
-          countBoundedCustomers(part, known, c0, c1, customers, scan, counted.sums as Float64Array);
+      if (!customersInto) {
+        for (const rows of ranges(part.orderCount, paths.scanOrders)) {
+          countOrders(part, rows, customers, orders, scan, counted);
           await slices.pause();
         }
-      } else {
+      } else if (scan.countCustomers && known && !scan.byDate) {
+        for (let c0 = 0; c0 < part.customerCount; c0 += CUSTOMERS_PER_SLICE) {
+          countBoundedCustomers(
+            part,
+            known,
+            c0,
+            Math.min(part.customerCount, c0 + CUSTOMERS_PER_SLICE),
+            customers,
+            scan,
+            customersInto,
+          );
+          await slices.pause();
+        }
+      } else if (scan.countCustomers) {
         for (const rows of ranges(part.orderCount, paths.scanOrders)) {
-          if (customersOnly) countCustomers(part, rows, customers, scan, counted.sums as Float64Array, known);
-          else countOrders(part, rows, customers, orders, scan, counted);
+          countCustomers(part, rows, customers, scan, customersInto, known);
           await slices.pause();
         }
       }
