@@ -29,7 +29,7 @@ export const CUSTOMERS_PER_SLICE = 1 << 17;
 export interface CustomerBounds {
   /** The quarter-hour cell of each customer's first counted order (S1), NONE without one. */
   readonly first: Int32Array;
-  /** The cell of each customer's last counted order (undefined for NONE). */
+  /** The cell of each customer's last counted order (0, never read, for NONE). */
   readonly last: Int32Array;
 }
 
