@@ -158,7 +158,7 @@ export interface AnswerRoom {
 
 /**
  * Called only when an answer must be computed (a cached one needs none): the signal that cancels
- * the computation, and what to call once it has ended.
+ * the computation and the serialization, and what to call once both have ended.
  */
 export type Cancellation = () => { readonly signal: AbortSignal; readonly done: () => void };
 
@@ -192,18 +192,26 @@ async function tabularAnswer(
   const reservation = deps.room?.reserve(organization.id);
   try {
     const cancel = cancellation?.();
-    // Issue 29, item 2: rows built as they are serialized where the engine can, a piece at a time.
-    const plan = planReport(query, organization);
-    const { engine } = deps;
-    const { rows, truncated } = await (
-      engine.runInPieces ? engine.runInPieces(plan, cancel?.signal) : engine.run(plan, cancel?.signal)
-    ).finally(() => cancel?.done());
-    const answer = {
-      body: await tabularBody(query, format, rows, (bytes) => reservation?.grow(bytes)),
-      truncated,
-    };
-    await deps.cache.set(key, answer);
-    return answer;
+    try {
+      // Issue 29, item 2: rows built as they are serialized where the engine can, a piece at a time.
+      const plan = planReport(query, organization);
+      const { engine } = deps;
+      const { rows, truncated } = await (engine.runInPieces
+        ? engine.runInPieces(plan, cancel?.signal)
+        : engine.run(plan, cancel?.signal));
+      // A client gone while its answer is serialized stops it too: with rows built as they are
+      // serialized, that is most of the work, which went on to the end of a 100,000-row answer
+      // (cached, sent to no one) in the turns other organizations' requests waited for.
+      const grow = (bytes: number) => {
+        cancel?.signal.throwIfAborted();
+        reservation?.grow(bytes);
+      };
+      const answer = { body: await tabularBody(query, format, rows, grow), truncated };
+      await deps.cache.set(key, answer);
+      return answer;
+    } finally {
+      cancel?.done();
+    }
   } finally {
     reservation?.release();
   }
