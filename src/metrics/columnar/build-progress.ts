@@ -8,6 +8,8 @@ export interface BuildProgress {
   startedAt: number;
   /** The organization's orders and lines, once counted (undefined before): the rows to read. */
   expected?: number;
+  /** Of those, the orders, read first: what a report that reads no line waits for. */
+  expectedOrders?: number;
   /** Rows (orders, then lines) decoded so far. */
   read: number;
   /**
@@ -32,9 +34,17 @@ export function newProgress(now = performance.now()): BuildProgress {
   return { startedAt: now, read: 0 };
 }
 
-/** Whole seconds until the build should end, at least 1: measured speed once it has read some rows. */
-export function secondsLeft(progress: BuildProgress | undefined, now = performance.now()): number {
-  const expected = progress?.expected;
+/**
+ * Whole seconds until the build should end, at least 1: measured speed once it has read some rows.
+ * `ordersOnly`: until its orders are read (a report that reads no line is answered then, issue 28).
+ */
+export function secondsLeft(
+  progress: BuildProgress | undefined,
+  now = performance.now(),
+  ordersOnly = false,
+): number {
+  const expected =
+    ordersOnly && progress?.expectedOrders !== undefined ? progress.expectedOrders : progress?.expected;
   if (!progress || expected === undefined) return UNKNOWN_LEFT_S;
   const left = Math.max(0, expected - progress.read);
   const elapsedS = (now - (progress.firstReadAt ?? progress.startedAt)) / 1000;

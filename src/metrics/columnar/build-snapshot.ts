@@ -111,7 +111,10 @@ export async function buildSnapshot(
   // half of it at 2.5 an order), and the build's progress counted in rows of both.
   const size = await sizeForBuild(db, organizationId, chunkRows, options.counted);
   const expected = size.orders;
-  if (options.progress) options.progress.expected = size.orders + size.lines;
+  if (options.progress) {
+    options.progress.expected = size.orders + size.lines;
+    options.progress.expectedOrders = size.orders;
+  }
   const maxOrders = Math.floor(options.maxBytes / BYTES_PER_ORDER);
   if (size.bytes > options.maxBytes) return { version, reason: 'over-budget' };
   const storeRows = await db.query('SELECT id, address FROM stores WHERE organization_id = $1', [

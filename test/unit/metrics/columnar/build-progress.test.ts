@@ -23,3 +23,20 @@ test('issue 28: before the first orders, an assumed speed; before the count, a s
   assert.equal(secondsLeft({ startedAt: 0, expected: 10, read: 10 }, 1000), 1);
   assert.equal(secondsLeft({ startedAt: 0, expected: 100_000_000, read: 1 }, 1000), 600);
 });
+
+test('issue 28: a report that reads no line is told when the orders are read, not the lines', () => {
+  // 1,000,000 orders then 2,500,000 lines, 500,000 orders read in 2 s: 250,000 rows a second.
+  const progress = {
+    startedAt: 0,
+    firstReadAt: 1000,
+    expected: 3_500_000,
+    expectedOrders: 1_000_000,
+    read: 500_000,
+  };
+  assert.equal(secondsLeft(progress, 3000, true), 2);
+  assert.equal(secondsLeft(progress, 3000), 12);
+  // Orders read, lines under way: at least a second, as always.
+  assert.equal(secondsLeft({ ...progress, read: 1_500_000 }, 7000, true), 1);
+  // A build that did not count its orders apart: the whole build.
+  assert.equal(secondsLeft({ ...progress, expectedOrders: undefined }, 3000, true), 12);
+});
