@@ -49,7 +49,7 @@ import {
   type Stager,
   type StagingTarget,
 } from './staging.js';
-import { SMALL_MERGE, analyzeIfStale } from './statistics.js';
+import { SMALL_MERGE, analyzeIfStale, vacuumIfBloated } from './statistics.js';
 import { streamIntoEmpty } from './stream-merge.js';
 import { lineIndexOf } from './order-line.js';
 import { validateOrder, type OrderValidation } from './validate-order.js';
@@ -412,9 +412,12 @@ async function importEntries(
     const result = { ...counts, rejected, errors, errorCount, refused: false };
     finished = true;
     ordersWritten.inc({ source: 'import' }, counts.imported + counts.updated); // issue 29: /metrics
-    // PGlite runs no autovacuum: fresh statistics for the reports and the next merge.
-    if (db.engine === 'embedded')
+    // PGlite runs no autovacuum: the room of replaced rows made reusable, fresh statistics for
+    // the reports and the next merge.
+    if (db.engine === 'embedded') {
+      await vacuumIfBloated(db).catch(() => undefined);
       await analyzeIfStale(db, { written: counts.imported + counts.updated }).catch(() => undefined);
+    }
     return result;
   } finally {
     if (!finished) {

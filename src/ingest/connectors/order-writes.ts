@@ -8,6 +8,7 @@ import { refreshFirstOrders } from '../../metrics/first-orders.js';
 import { customerKeyOf } from '../customer.js';
 import { discardStaged, lockOrganization, mergeStaged, sharedLines } from '../merge.js';
 import { StagingBuffer, sharedStaging } from '../staging.js';
+import { vacuumIfBloated } from '../statistics.js';
 import { validateOrder } from '../validate-order.js';
 import type { OrderLine, UnmappedOrder } from './connector.js';
 import { ordersWritten } from '../../observability/metrics.js';
@@ -130,6 +131,8 @@ export async function writeChanges(
     });
     merged = true;
     ordersWritten.inc({ source: 'connector' }, counts.imported + counts.updated); // issue 29: /metrics
+    // PGlite runs no autovacuum: a store whose orders keep changing would grow the tables for good.
+    if (db.engine === 'embedded') await vacuumIfBloated(db).catch(() => undefined);
     return { ...counts, rejected };
   } finally {
     if (!merged) {
