@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createOrganization } from '../../src/domain/organizations.js';
 import { isAppError } from '../../src/errors.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
+import type { Database } from '../../src/db/database.js';
 import type { SnapshotSource } from '../../src/metrics/columnar/build-snapshot.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine } from '../../src/metrics/engine.js';
@@ -58,6 +59,37 @@ const fromSnapshots = async (): Promise<number> =>
   (await reportAnswers.get()).values
     .filter((v) => v.labels.engine === 'snapshot')
     .reduce((n, v) => n + v.value, 0);
+
+/**
+ * The database as a build's source (every statement the real one's), the orders' COPY held from
+ * its first piece until `letOrders`; `linesNever`: the lines' COPY never starts.
+ */
+function heldOrders(db: Database, { linesNever }: { linesNever: boolean }) {
+  let letOrders = () => {};
+  const ordersLet = new Promise<void>((resolve) => {
+    letOrders = resolve;
+    setTimeout(resolve, 20_000).unref();
+  });
+  let copying = () => {};
+  const copyStarted = new Promise<void>((resolve) => (copying = resolve));
+  const source: SnapshotSource = {
+    engine: db.engine,
+    query: (sql, params) => db.query(sql, params),
+    transaction: (work) => db.transaction(work),
+    copyOut: (sql, onData) => {
+      const lines = /FROM order_lines/.test(sql);
+      if (lines && linesNever) return new Promise(() => {});
+      return db.copyOut(sql, async (data) => {
+        if (!lines) {
+          copying();
+          await ordersLet;
+        }
+        return onData(data);
+      });
+    },
+  };
+  return { source, letOrders: () => letOrders(), copyStarted };
+}
 
 describe('issue 28: order-grain reports answered by a build once its orders are read', () => {
   let database: TestDatabase;
@@ -177,27 +209,8 @@ describe('issue 28: order-grain reports answered by a build once its orders are 
       // The orders' COPY started (its lock on the table taken) but its output held; then a real
       // ACCESS EXCLUSIVE lock asked by another transaction, which waits behind the COPY and makes
       // every later statement on orders (the report's SQL) wait behind it.
-      let letOrders = () => {};
-      const ordersLet = new Promise<void>((resolve) => {
-        letOrders = resolve;
-        setTimeout(resolve, 20_000).unref();
-      });
-      let copying = () => {};
-      const copyStarted = new Promise<void>((resolve) => (copying = resolve));
       const db = database.db;
-      const source: SnapshotSource = {
-        engine: db.engine,
-        query: (sql, params) => db.query(sql, params),
-        transaction: (work) => db.transaction(work),
-        copyOut: (sql, onData) => {
-          if (/FROM order_lines/.test(sql)) return new Promise(() => {}); // the lines: never, here
-          return db.copyOut(sql, async (data) => {
-            copying();
-            await ordersLet;
-            return onData(data);
-          });
-        },
-      };
+      const { source, letOrders, copyStarted } = heldOrders(db, { linesNever: true });
       const sql = new SqlReportEngine(db);
       const columnar = new ColumnarReportEngine(source, sql, {
         memoryBudgetBytes: MEMORY,
@@ -241,27 +254,8 @@ describe('issue 28: order-grain reports answered by a build once its orders are 
   // Both engines: the embedded one never ran SQL beside a large build; a PostgreSQL server did
   // until 29 November, and that SQL took a core from the build (docs/decisions.md).
   test('a large build: an order-grain report starts no SQL while the orders are read, and is answered from them', async () => {
-    let letOrders = () => {};
-    const ordersLet = new Promise<void>((resolve) => {
-      letOrders = resolve;
-      setTimeout(resolve, 20_000).unref();
-    });
-    let copying = () => {};
-    const copyStarted = new Promise<void>((resolve) => (copying = resolve));
     const db = database.db;
-    const source: SnapshotSource = {
-      engine: db.engine,
-      query: (sql, params) => db.query(sql, params),
-      transaction: (work) => db.transaction(work),
-      copyOut: (sql, onData) =>
-        db.copyOut(sql, async (data) => {
-          if (/FROM orders/.test(sql)) {
-            copying();
-            await ordersLet;
-          }
-          return onData(data);
-        }),
-    };
+    const { source, letOrders, copyStarted } = heldOrders(db, { linesNever: false });
     const sql = new SqlReportEngine(db);
     // One row makes a build large: it takes the large lane, as a million orders would.
     const columnar = new ColumnarReportEngine(source, sql, {
