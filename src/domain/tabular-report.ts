@@ -190,29 +190,26 @@ async function tabularAnswer(
   // No computation, nor serialization past the room left, for an answer that could not be sent;
   // the bytes serialized count until the response holds the answer (finding 2).
   const reservation = deps.room?.reserve(organization.id);
+  const cancel = cancellation?.();
   try {
-    const cancel = cancellation?.();
-    try {
-      // Issue 29, item 2: rows built as they are serialized where the engine can, a piece at a time.
-      const plan = planReport(query, organization);
-      const { engine } = deps;
-      const { rows, truncated } = await (engine.runInPieces
-        ? engine.runInPieces(plan, cancel?.signal)
-        : engine.run(plan, cancel?.signal));
-      // A client gone while its answer is serialized stops it too: with rows built as they are
-      // serialized, that is most of the work, which went on to the end of a 100,000-row answer
-      // (cached, sent to no one) in the turns other organizations' requests waited for.
-      const grow = (bytes: number) => {
-        cancel?.signal.throwIfAborted();
-        reservation?.grow(bytes);
-      };
-      const answer = { body: await tabularBody(query, format, rows, grow), truncated };
-      await deps.cache.set(key, answer);
-      return answer;
-    } finally {
-      cancel?.done();
-    }
+    // Issue 29, item 2: rows built as they are serialized where the engine can, a piece at a time.
+    const plan = planReport(query, organization);
+    const { engine } = deps;
+    const { rows, truncated } = await (engine.runInPieces
+      ? engine.runInPieces(plan, cancel?.signal)
+      : engine.run(plan, cancel?.signal));
+    // A client gone while its answer is serialized stops it too: with rows built as they are
+    // serialized, that is most of the work, which went on to the end of a 100,000-row answer
+    // (cached, sent to no one) in the turns other organizations' requests waited for.
+    const grow = (bytes: number) => {
+      cancel?.signal.throwIfAborted();
+      reservation?.grow(bytes);
+    };
+    const answer = { body: await tabularBody(query, format, rows, grow), truncated };
+    await deps.cache.set(key, answer);
+    return answer;
   } finally {
+    cancel?.done();
     reservation?.release();
   }
 }
