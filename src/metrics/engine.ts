@@ -41,6 +41,12 @@ export interface ReportEngine {
    * row objects die young instead of a 100,000-row answer's all outliving the young generation.
    */
   runInPieces?(plan: ReportPlan, signal?: AbortSignal): Promise<ReportRowSequence>;
+  /**
+   * Waits, before the report takes a report slot, for what its answer would wait for anyway (the
+   * columnar engine: its organization's snapshot being built, issue 28), or refuses it; true when
+   * it waited.
+   */
+  beforeSlot?(plan: ReportPlan, signal?: AbortSignal): Promise<boolean>;
   /** At a stop: ends the engine's background work (the columnar engine's saves). */
   close?(): Promise<void>;
 }

@@ -7,6 +7,14 @@ import type { ReportEngine, ReportRowSequence, ReportRows } from './engine.js';
 import { asOrganization } from '../limits/organization-turns.js';
 
 export class LimitedReportEngine implements ReportEngine {
+  /**
+   * Issue 28: of the reports that waited for their organization's build (beforeSlot), the last to
+   * ask for its slot, by organization: they ask one after the other, each once the one before it
+   * got its slot, so that those the build lets go at once queue one at a time instead of finding
+   * the organization's queue full together (SERVICE_BUSY).
+   */
+  private readonly afterBuild = new Map<string, Promise<unknown>>();
+
   constructor(
     private readonly inner: ReportEngine,
     readonly slots: ReportSlots,
@@ -31,12 +39,29 @@ export class LimitedReportEngine implements ReportEngine {
     signal: AbortSignal | undefined,
     work: () => Promise<T>,
   ): Promise<T> {
-    const release = await this.slots.acquire(plan.organizationId, signal);
+    // Issue 28: a wait for the organization's build holds no slot (the others' reports go on).
+    const waited = (await this.inner.beforeSlot?.(plan, signal)) === true;
+    const release = await (waited
+      ? this.inTurn(plan.organizationId, signal)
+      : this.slots.acquire(plan.organizationId, signal));
     try {
       // Issue 29, item 2: the computation's slices take the organization's turns.
       return await asOrganization(plan.organizationId, work);
     } finally {
       release();
+    }
+  }
+
+  /** A slot, asked for once the report before it in afterBuild has its own (or gave up). */
+  private async inTurn(organizationId: string, signal: AbortSignal | undefined): Promise<() => void> {
+    const before = this.afterBuild.get(organizationId) ?? Promise.resolve();
+    const mine = before.then(() => this.slots.acquire(organizationId, signal));
+    const settled = mine.catch(() => undefined);
+    this.afterBuild.set(organizationId, settled);
+    try {
+      return await mine;
+    } finally {
+      if (this.afterBuild.get(organizationId) === settled) this.afterBuild.delete(organizationId);
     }
   }
 }

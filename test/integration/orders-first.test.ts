@@ -13,6 +13,8 @@ import type { Database } from '../../src/db/database.js';
 import type { SnapshotSource } from '../../src/metrics/columnar/build-snapshot.js';
 import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine } from '../../src/metrics/engine.js';
+import { LimitedReportEngine } from '../../src/metrics/limited-engine.js';
+import { ReportSlots } from '../../src/limits/report-slots.js';
 import { reportAnswers } from '../../src/observability/metrics.js';
 import { NO_EXTENSIONS } from '../../src/query/parse.js';
 import { planReport, type ReportPlan } from '../../src/query/plan.js';
@@ -62,19 +64,37 @@ const fromSnapshots = async (): Promise<number> =>
 
 /**
  * The database as a build's source (every statement the real one's), the orders' COPY held from
- * its first piece until `letOrders`; `linesNever`: the lines' COPY never starts.
+ * its first piece until `letOrders`; `linesNever`: the lines' COPY never starts; `countHeld`: the
+ * build's count of the organization's rows (which decides its lane) held until `letCount`.
  */
-function heldOrders(db: Database, { linesNever }: { linesNever: boolean }) {
-  let letOrders = () => {};
-  const ordersLet = new Promise<void>((resolve) => {
-    letOrders = resolve;
-    setTimeout(resolve, 20_000).unref();
-  });
+function heldOrders(
+  db: Database,
+  { linesNever, countHeld = false }: { linesNever: boolean; countHeld?: boolean },
+) {
+  const held = () => {
+    let let_ = () => {};
+    const promise = new Promise<void>((resolve) => {
+      let_ = resolve;
+      setTimeout(resolve, 20_000).unref();
+    });
+    return { promise, let: () => let_() };
+  };
+  const orders = held();
+  const count = held();
+  if (!countHeld) count.let();
   let copying = () => {};
   const copyStarted = new Promise<void>((resolve) => (copying = resolve));
+  let counting = () => {};
+  const countStarted = new Promise<void>((resolve) => (counting = resolve));
   const source: SnapshotSource = {
     engine: db.engine,
-    query: (sql, params) => db.query(sql, params),
+    query: async (sql, params) => {
+      if (/count\(\*\)/.test(sql)) {
+        counting();
+        await count.promise;
+      }
+      return db.query(sql, params);
+    },
     transaction: (work) => db.transaction(work),
     copyOut: (sql, onData) => {
       const lines = /FROM order_lines/.test(sql);
@@ -82,13 +102,13 @@ function heldOrders(db: Database, { linesNever }: { linesNever: boolean }) {
       return db.copyOut(sql, async (data) => {
         if (!lines) {
           copying();
-          await ordersLet;
+          await orders.promise;
         }
         return onData(data);
       });
     },
   };
-  return { source, letOrders: () => letOrders(), copyStarted };
+  return { source, letOrders: orders.let, copyStarted, letCount: count.let, countStarted };
 }
 
 describe('issue 28: order-grain reports answered by a build once its orders are read', () => {
@@ -277,6 +297,89 @@ describe('issue 28: order-grain reports answered by a build once its orders are 
       letOrders();
       assert.deepEqual((await answering).rows, expected);
       assert.equal(await fromSnapshots(), counted + 1, 'answered from the orders read');
+    } finally {
+      letOrders();
+    }
+  });
+
+  // Both engines (the embedded one always waited for the count): on PostgreSQL an order-grain
+  // report asked while the build counted the organization's rows started SQL, which then ran
+  // beside the whole build of a large organization.
+  test('while the build counts the rows that decide its lane, an order-grain report starts no SQL', async () => {
+    const db = database.db;
+    const { source, letOrders, letCount, countStarted } = heldOrders(db, {
+      linesNever: true,
+      countHeld: true,
+    });
+    const sql = new SqlReportEngine(db);
+    const columnar = new ColumnarReportEngine(source, sql, {
+      memoryBudgetBytes: MEMORY,
+      buildingSqlBudgetMs: 15_000,
+      largeBuildRows: 1,
+    });
+    const question = plan(organization, {});
+    const expected = (await sql.run(question)).rows;
+    const counted = await fromSnapshots();
+    await columnar.currentSnapshot(organization, 0);
+    await countStarted;
+    try {
+      let settled = false;
+      const answering = columnar.run(question).finally(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.equal(settled, false, 'no SQL answer while the rows are counted');
+      letCount();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(settled, false, 'no SQL answer once the lane is known to be the large one');
+      letOrders();
+      assert.deepEqual((await answering).rows, expected);
+      assert.equal(await fromSnapshots(), counted + 1, 'answered from the orders read');
+    } finally {
+      letCount();
+      letOrders();
+    }
+  });
+
+  // Issue 28, item 3: a report waiting for the build waits outside the report slots. Held in its
+  // slot, it filled the organization's slots and queue, and the next ones were refused
+  // SERVICE_BUSY (Retry-After 2 s) instead of being answered by the orders or told the build's time.
+  test("reports waiting for a large build hold no report slot: none refused busy, each answered from the orders or refused with the build's Retry-After", async () => {
+    const db = database.db;
+    const { source, letOrders, copyStarted } = heldOrders(db, { linesNever: true });
+    const sql = new SqlReportEngine(db);
+    const columnar = new ColumnarReportEngine(source, sql, {
+      memoryBudgetBytes: MEMORY,
+      buildingSqlBudgetMs: 1_500,
+      largeBuildRows: 1,
+    });
+    // One computation and one waiting at a time for the organization: the third report was busy.
+    const slots = new ReportSlots({
+      total: 2,
+      perOrganization: 1,
+      maxQueued: 2,
+      maxQueuedPerOrganization: 1,
+      maxWaitMs: 10_000,
+    });
+    const limited = new LimitedReportEngine(columnar, slots);
+    const question = plan(organization, {});
+    const expected = (await sql.run(question)).rows;
+    await columnar.currentSnapshot(organization, 0);
+    await copyStarted;
+    try {
+      // Refused at the budget while the orders are held: the build's refusal, not the slots'.
+      const early = await limited.run(question).then(
+        () => assert.fail('answered while the orders were held'),
+        (error: unknown) => error,
+      );
+      assert.ok(isAppError(early) && early.code === 'SNAPSHOT_BUILDING', String(early));
+      assert.ok((early.retryAfterS ?? 0) >= 1, 'a Retry-After');
+      // Six at once: all wait, none in a slot meanwhile, all answered from the orders once read.
+      const counted = await fromSnapshots();
+      const asked = Array.from({ length: 6 }, () => limited.run(question));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.deepEqual([slots.running, slots.queued], [0, 0], 'no slot held by a wait for the build');
+      letOrders();
+      for (const answer of await Promise.all(asked)) assert.deepEqual(answer.rows, expected);
+      assert.equal(await fromSnapshots(), counted + 6, 'every one answered from the orders read');
     } finally {
       letOrders();
     }

@@ -212,6 +212,13 @@ export const BUILD_LOCK = 28_028;
 export const WARM_UP_MAX_ORDERS = 2_000_000;
 const SAVED_FILE_POLL_MS = 250;
 
+/**
+ * Issue 28: reports of one organization waiting for its build outside the report slots
+ * (beforeSlot), at most; the next is refused SNAPSHOT_BUILDING at once. Each holds a connection
+ * and a timer for at most REPORT_BUILDING_SQL_MS.
+ */
+const MAX_BUILD_WAITERS = 64;
+
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
 const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
 
@@ -275,6 +282,8 @@ export class ColumnarReportEngine implements ReportEngine {
   private readonly paths: ExecutionPaths;
   private readonly dayBuckets = new LRUCache<string, Promise<DayBuckets | undefined>>({ max: 64 });
 
+  /** Reports waiting for their organization's build before taking a slot (beforeSlot), by organization. */
+  private readonly buildWaiters = new Map<string, number>();
   /** Saves being written; a stop drops them (issue 26, item 8). */
   private readonly saving = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
@@ -441,8 +450,65 @@ export class ColumnarReportEngine implements ReportEngine {
     // are still being read, waits for them (seconds: 1,000,000 orders in about 4 s) instead of
     // starting SQL. Profiled at a million orders, SQL beside the build answered nothing within its
     // budget and took a core from the build: its orders came 10.0–10.8 s after `serve`, 7.0–7.2 s
-    // without that SQL (docs/benchmarks.md).
-    return orders !== undefined && entry.large === true;
+    // without that SQL (docs/benchmarks.md). While its lane is not known yet but its count is under
+    // way (its turn in the small lane come: a fraction of a second), it waits for the count too:
+    // SQL started then ran beside the whole build, the reports behind it holding their slots.
+    const counting = entry.large === undefined && entry.progress !== undefined;
+    return orders !== undefined && (entry.large === true || counting);
+  }
+
+  /**
+   * Issue 28, item 3: a report that answer() would make wait for its organization's build
+   * (waitsForBuild) waits here, before it takes a report slot (LimitedReportEngine): waiting in a
+   * slot, the reports asked every 250 ms while a million orders were read filled their
+   * organization's slots and queue, and the next ones were refused SERVICE_BUSY with a Retry-After
+   * of 2 s instead of SNAPSHOT_BUILDING with the build's. Refused the same way as run() refuses it
+   * once REPORT_BUILDING_SQL_MS is spent; resolves as soon as the build, or for a report that reads
+   * no line the build's orders, can answer it (or once it would not wait: answer() decides then);
+   * true when it waited.
+   */
+  async beforeSlot(plan: ReportPlan, signal?: AbortSignal): Promise<boolean> {
+    const budgetMs = this.options.buildingSqlBudgetMs ?? 0;
+    if (budgetMs <= 0) return false;
+    const deadline = performance.now() + budgetMs;
+    const waits = (entry: Entry | undefined): entry is Entry =>
+      entry?.building !== undefined &&
+      !entry.live &&
+      (plan.readsLines || !entry.ordersOnly) &&
+      this.waitsForBuild(entry, plan.readsLines ? undefined : entry.ordersReady);
+    const first = this.entries.get(plan.organizationId);
+    if (!waits(first)) return false;
+    // Bounded like the slots' queue: past it, refused at once (the build's Retry-After all the same).
+    const waiting = this.buildWaiters.get(plan.organizationId) ?? 0;
+    if (waiting >= MAX_BUILD_WAITERS) throw buildingError(first.progress, !plan.readsLines);
+    this.buildWaiters.set(plan.organizationId, waiting + 1);
+    try {
+      for (
+        let entry: Entry | undefined = first;
+        waits(entry);
+        entry = this.entries.get(plan.organizationId)
+      ) {
+        signal?.throwIfAborted();
+        const left = deadline - performance.now();
+        if (left <= 0) throw buildingError(entry.progress, !plan.readsLines);
+        const orders = plan.readsLines ? undefined : entry.ordersReady;
+        // Until the lane is known (embedded: waitsForBuild counts an unknown lane as large), then the build.
+        const until = entry.large === undefined ? (entry.sized ?? entry.building) : entry.building;
+        let timer: NodeJS.Timeout | undefined;
+        const spent = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)));
+        try {
+          await Promise.race([until, spent, aborted(signal), ...(orders ? [orders] : [])]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      signal?.throwIfAborted();
+      return true;
+    } finally {
+      const left = (this.buildWaiters.get(plan.organizationId) ?? 1) - 1;
+      if (left > 0) this.buildWaiters.set(plan.organizationId, left);
+      else this.buildWaiters.delete(plan.organizationId);
+    }
   }
 
   /** Resolves after one REPORT_BUILDING_SQL_MS: a wait for the lane's count looks again then. */
