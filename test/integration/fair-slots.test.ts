@@ -51,6 +51,8 @@ describeOn('postgres', 'fair report slots (issue 29, item 2)', () => {
       ...[1, 2, 3].map((n) => engine.run(noisy).then(() => served.push(`bruyante ${n}`))),
       engine.run(quiet).then(() => served.push('calme')),
     ];
+    // Each asks for its slot once the engine has said that it waits for no build (a turn).
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(engine.slots.queued, 4, 'all four wait for the slot');
     running();
     await Promise.all(answers);

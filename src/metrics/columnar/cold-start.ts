@@ -9,7 +9,7 @@
 // between pieces (build-snapshot.ts). docs/architecture.md, "Cold start".
 import type { SnapshotSource } from './build-snapshot.js';
 import type { ColumnarReportEngine } from './columnar-engine.js';
-import { expectedSnapshotSize, type SnapshotSize } from './snapshot-size.js';
+import type { SnapshotSize } from './snapshot-size.js';
 
 export interface ColdStartOptions {
   /** REPORT_WARM_INTERVAL_MS: how often data versions are looked at. */
@@ -127,7 +127,9 @@ export class ColdStart {
     // A build, never waited for before listening, nor its count: on a busy (or locked) orders
     // table that count alone can take the statement's whole budget.
     if (first) this.filesRead.resolve();
-    const counted = await expectedSnapshotSize(this.db, organizationId);
+    // The engine's count: a build that a report starts meanwhile waits for this one instead of
+    // counting again.
+    const counted = await this.engine.countRows(organizationId);
     return { fits: fits(counted.bytes), saved: false, counted };
   }
 }
