@@ -11,7 +11,11 @@ import { isAppError } from '../../src/errors.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import type { Database } from '../../src/db/database.js';
 import type { SnapshotSource } from '../../src/metrics/columnar/build-snapshot.js';
-import { ColumnarReportEngine, type SnapshotEvent } from '../../src/metrics/columnar/columnar-engine.js';
+import {
+  ColumnarReportEngine,
+  MAX_BUILD_WAITERS,
+  type SnapshotEvent,
+} from '../../src/metrics/columnar/columnar-engine.js';
 import { SqlReportEngine } from '../../src/metrics/engine.js';
 import { LimitedReportEngine } from '../../src/metrics/limited-engine.js';
 import { ReportSlots } from '../../src/limits/report-slots.js';
@@ -380,14 +384,30 @@ describe('issue 28: order-grain reports answered by a build once its orders are 
       );
       assert.ok(isAppError(early) && early.code === 'SNAPSHOT_BUILDING', String(early));
       assert.ok((early.retryAfterS ?? 0) >= 1, 'a Retry-After');
-      // Six at once: all wait, none in a slot meanwhile, all answered from the orders once read.
+      // More than the bound at once: those within it wait, none in a slot meanwhile, and are all
+      // answered from the orders once read; the others are refused at once with the build's time.
       const counted = await fromSnapshots();
-      const asked = Array.from({ length: 6 }, () => limited.run(question));
+      const asked = Array.from({ length: MAX_BUILD_WAITERS + 6 }, () =>
+        limited.run(question).then(
+          (answer) => answer,
+          (error: unknown) => error,
+        ),
+      );
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.deepEqual([slots.running, slots.queued], [0, 0], 'no slot held by a wait for the build');
       letOrders();
-      for (const answer of await Promise.all(asked)) assert.deepEqual(answer.rows, expected);
-      assert.equal(await fromSnapshots(), counted + 6, 'every one answered from the orders read');
+      const settled = await Promise.all(asked);
+      const refused = settled.filter((s) => s instanceof Error);
+      assert.equal(refused.length, 6, 'past the bound, refused');
+      for (const error of refused)
+        assert.ok(isAppError(error) && error.code === 'SNAPSHOT_BUILDING', String(error));
+      for (const answer of settled.filter((s) => !(s instanceof Error)))
+        assert.deepEqual((answer as { rows: unknown }).rows, expected);
+      assert.equal(
+        await fromSnapshots(),
+        counted + MAX_BUILD_WAITERS,
+        'every one within the bound answered from the orders',
+      );
     } finally {
       letOrders();
     }

@@ -217,7 +217,7 @@ const SAVED_FILE_POLL_MS = 250;
  * (beforeSlot), at most; the next is refused SNAPSHOT_BUILDING at once. Each holds a connection
  * and a timer for at most REPORT_BUILDING_SQL_MS.
  */
-const MAX_BUILD_WAITERS = 64;
+export const MAX_BUILD_WAITERS = 64;
 
 /** A snapshot read longer ago than this is rebuilt: retirement rows are kept two days (migration 012). */
 const MAX_DELTA_AGE_MS = 24 * 3600 * 1000;
