@@ -22,10 +22,14 @@ export interface BuildProgress {
 }
 
 /**
- * Rows a second assumed before the build has read any (issue 28's measures on a loaded 2-core
- * machine: 300,000 orders in 13 s, 1,000,000 in 37–42 s: some 25,000 a second, before lines).
+ * Rows a second assumed before the build has read any. Measured on a quiet 2-core machine at a
+ * million orders with 2.5 million lines (docs/benchmarks.md, 29 November): on PostgreSQL the
+ * orders in 3.2–4.2 s and all 3.5 million rows in about 14 s, 250,000 to 300,000 rows a second;
+ * embedded the orders in 6.3–7.3 s, about 150,000. Taken lower, for a loaded machine: a
+ * Retry-After a little short costs the client one more try, one too long a needless wait (the
+ * 20,000 of the first, slower builds would tell it 50 s for orders read in 4).
  */
-const ASSUMED_ROWS_PER_S = 20_000;
+const ASSUMED_ROWS_PER_S = 100_000;
 /** Before the count is known: about the time a small organization's build takes. */
 const UNKNOWN_LEFT_S = 5;
 const MAX_LEFT_S = 600;
