@@ -11,7 +11,8 @@
 // latencies asked one at a time, and the server's RSS (peak and at the end).
 // With `--lines`, the orders come with their lines as the demo's do (about 2.5 an order, section
 // 15), which the snapshot's build reads too; a refusal's code is counted (SNAPSHOT_BUILDING,
-// DATABASE_UNAVAILABLE, SERVICE_BUSY).
+// DATABASE_UNAVAILABLE, SERVICE_BUSY), and a SNAPSHOT_BUILDING refusal's Retry-After is set
+// against the moment the orders were read (these questions read no line: they are answered then).
 // The import is timed in its two parts (the orders written, then the snapshot prepared and saved,
 // src/cli/prepare-reports.ts) with the command's peak RSS and the saved file's size. With
 // `--without-file`, a second server then starts on the same database with the saved file removed:
@@ -160,12 +161,15 @@ interface Answer {
   status: number;
   /** A refusal's E3 code. */
   code?: string;
+  /** A refusal's Retry-After, in seconds. */
+  retryAfterS?: number;
 }
 
 async function ask(server: ServerProcess, key: string, kind: Kind, origin: number): Promise<Answer> {
   const sent = performance.now() - origin;
   let status: number;
   let code: string | undefined;
+  let retryAfterS: number | undefined;
   try {
     const response = await fetch(
       `${server.baseUrl}/api/reports/tabular?${QUESTIONS[kind]}&limit=${100_000 - (asked++ % 90_000)}`,
@@ -174,11 +178,21 @@ async function ask(server: ServerProcess, key: string, kind: Kind, origin: numbe
     const body = await response.arrayBuffer();
     status = response.status;
     if (status !== 200) code = (JSON.parse(Buffer.from(body).toString('utf8')) as { code?: string }).code;
+    const retryAfter = response.headers.get('retry-after');
+    if (retryAfter !== null) retryAfterS = Number(retryAfter);
   } catch {
     status = -1;
   }
   const at = performance.now() - origin;
-  return { kind, sent, at, ms: at - sent, status, ...(code ? { code } : {}) };
+  return {
+    kind,
+    sent,
+    at,
+    ms: at - sent,
+    status,
+    ...(code ? { code } : {}),
+    ...(retryAfterS !== undefined ? { retryAfterS } : {}),
+  };
 }
 
 interface Run {
@@ -492,6 +506,20 @@ for (const r of runs) {
     if (a.status === 503) codes.set(a.code ?? '?', (codes.get(a.code ?? '?') ?? 0) + 1);
   if (codes.size > 0)
     console.log(`${r.engine}: 503 by code: ${[...codes].map(([code, n]) => `${code} × ${n}`).join(', ')}`);
+  // Issue 28, item 3: a SNAPSHOT_BUILDING refusal tells when to come back; these questions read no
+  // line, so the right moment is when the orders are read. Early: the client comes back to another
+  // refusal; late: it waits for nothing.
+  const told = r.answers.filter((a) => a.code === 'SNAPSHOT_BUILDING' && a.retryAfterS !== undefined);
+  if (told.length > 0 && r.ordersMs !== undefined) {
+    const ordersMs = r.ordersMs;
+    const off = told
+      .map((a) => (a.at + (a.retryAfterS as number) * 1000 - ordersMs) / 1000)
+      .sort((x, y) => x - y);
+    const seconds = told.map((a) => a.retryAfterS as number).sort((x, y) => x - y);
+    console.log(
+      `${r.engine}: SNAPSHOT_BUILDING Retry-After ${seconds[0]}–${seconds.at(-1)} s (median ${percentile(seconds, 50)}); back at the orders ready ${off[0]!.toFixed(1)} to +${off.at(-1)!.toFixed(1)} s (median ${percentile(off, 50).toFixed(1)})`,
+    );
+  }
 }
 const failed = runs.flatMap((r) => r.answers.filter((a) => a.status !== 200 && a.status !== 503));
 if (failed.length > 0)
