@@ -1042,9 +1042,9 @@ export class ColumnarReportEngine implements ReportEngine {
 
   /**
    * The organization's rows counted now, or the count already under way for it (issue 28): the
-   * start's memory check (ColdStart) and the build a report started meanwhile share one count. Each
-   * counted for itself: on the embedded database the two counts of a million orders' lines (1.3–2.5 s
-   * each) ran one after the other on PGlite's one session before the build could start.
+   * start's memory check (ColdStart) and the build a report started meanwhile share one count.
+   * Counting each for itself, they ran two counts of a million orders' lines (1.3–2.5 s each) one
+   * after the other on the embedded database's one session before the build could start.
    */
   countRows(organizationId: string): Promise<SnapshotSize> {
     const running = this.counts.get(organizationId);
