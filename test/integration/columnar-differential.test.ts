@@ -625,6 +625,9 @@ describe('columnar engine against the SQL engine', () => {
 
   test('warm after a restart: a saved snapshot is read back and brought up to date; a corrupt or foreign file is rebuilt (issue 19)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-snapshots-'));
+    // Each start's engine, closed before the folder is removed: a save still being written (the
+    // last start's build) put its file in the folder while it was removed (ENOTEMPTY, CI).
+    const engines: ColumnarReportEngine[] = [];
     try {
       const plan = (id: string) =>
         planReport(
@@ -661,6 +664,7 @@ describe('columnar engine against the SQL engine', () => {
           snapshotDir: dir,
           onEvent: (event) => seen.push(event),
         });
+        engines.push(engine);
         return [engine, seen];
       };
       const saved = async (seen: SnapshotEvent[]) => {
@@ -720,6 +724,7 @@ describe('columnar engine against the SQL engine', () => {
         ['built', 'loaded'],
       );
     } finally {
+      await Promise.all(engines.map((engine) => engine.close()));
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
