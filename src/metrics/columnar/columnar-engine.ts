@@ -258,6 +258,13 @@ const ELSEWHERE = Symbol('built elsewhere');
 
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
 
+/**
+ * What a report waits for besides the build (issue 28): for one that reads no line, the build's
+ * orders, unless they are read already (older than the organization's data version, then).
+ */
+const ordersFor = (entry: Entry, plan: ReportPlan): Promise<void> | undefined =>
+  plan.readsLines || entry.ordersOnly ? undefined : entry.ordersReady;
+
 /** Resolves when `signal` aborts (never without one). */
 const aborted = (signal: AbortSignal | undefined): Promise<void> =>
   new Promise((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
@@ -401,11 +408,10 @@ export class ColumnarReportEngine implements ReportEngine {
       if (!entry?.building) return this.fallback.run(plan, signal);
       // Issue 28: a report that reads no line is answered by the build's orders once they are read
       // (read already, they did not do: they are older than the organization's data version).
-      const orders = plan.readsLines || entry.ordersOnly ? undefined : entry.ordersReady;
+      const orders = ordersFor(entry, plan);
       if (this.waitsForBuild(entry, orders)) {
         // run() refuses it when its budget is spent; a read-back keeps SQL (its check waits for it).
-        const until = entry.large ? entry.building : Promise.race([entry.sized, this.budgetSpent()]);
-        await Promise.race([until, aborted(signal), ...(orders ? [orders] : [])]);
+        await this.waitForBuild(entry, plan, this.options.buildingSqlBudgetMs ?? 0, signal);
         continue;
       }
       if (entry.fallback) {
@@ -477,7 +483,7 @@ export class ColumnarReportEngine implements ReportEngine {
       entry?.building !== undefined &&
       !entry.live &&
       (plan.readsLines || !entry.ordersOnly) &&
-      this.waitsForBuild(entry, plan.readsLines ? undefined : entry.ordersReady);
+      this.waitsForBuild(entry, ordersFor(entry, plan));
     const first = this.entries.get(plan.organizationId);
     if (!waits(first)) return false;
     // Bounded like the slots' queue: past it, refused at once (the build's Retry-After all the same).
@@ -493,16 +499,7 @@ export class ColumnarReportEngine implements ReportEngine {
         signal?.throwIfAborted();
         const left = deadline - performance.now();
         if (left <= 0) throw buildingError(entry.progress, !plan.readsLines);
-        const orders = plan.readsLines ? undefined : entry.ordersReady;
-        // Until the lane is known (embedded: waitsForBuild counts an unknown lane as large), then the build.
-        const until = entry.large === undefined ? (entry.sized ?? entry.building) : entry.building;
-        let timer: NodeJS.Timeout | undefined;
-        const spent = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)));
-        try {
-          await Promise.race([until, spent, aborted(signal), ...(orders ? [orders] : [])]);
-        } finally {
-          clearTimeout(timer);
-        }
+        await this.waitForBuild(entry, plan, left, signal);
       }
       signal?.throwIfAborted();
       return true;
@@ -513,9 +510,26 @@ export class ColumnarReportEngine implements ReportEngine {
     }
   }
 
-  /** Resolves after one REPORT_BUILDING_SQL_MS: a wait for the lane's count looks again then. */
-  private budgetSpent(): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, this.options.buildingSqlBudgetMs ?? 0).unref());
+  /**
+   * One wait of a report for its organization's build (answer(), beforeSlot()), at most `ms`: until
+   * the lane is known while the build counts (embedded: waitsForBuild counts an unknown lane as
+   * large), else until the build ends; for a report that reads no line, or until its orders are read.
+   */
+  private async waitForBuild(
+    entry: Entry,
+    plan: ReportPlan,
+    ms: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const orders = ordersFor(entry, plan);
+    const until = entry.large === undefined ? (entry.sized ?? entry.building) : entry.building;
+    let timer: NodeJS.Timeout | undefined;
+    const spent = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+    try {
+      await Promise.race([until, spent, aborted(signal), ...(orders ? [orders] : [])]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
