@@ -327,7 +327,7 @@ describe('issue 28: cold answers and background preparation', () => {
     // The build's own check counts the lines too, and its progress counts rows of both (Retry-After).
     const refused = await buildSnapshot(database.db, withLines, { maxBytes: size.bytes - 1 });
     assert.equal(refused && 'reason' in refused ? refused.reason : refused, 'over-budget');
-    const progress = newProgress();
+    const progress = newProgress(database.db.engine);
     const fitting = await buildSnapshot(database.db, withLines, { maxBytes: size.bytes, progress });
     assert.ok(fitting && !('reason' in fitting), 'it fits to the byte');
     assert.deepEqual([progress.expected, progress.read], [2200, 2200]);

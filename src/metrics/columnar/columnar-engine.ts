@@ -985,7 +985,7 @@ export class ColumnarReportEngine implements ReportEngine {
       const identity = this.options.snapshotDir ? await identityOf(this.db, organizationId) : undefined;
       return { identity, loaded: await this.load(organizationId, entry.notAfter) };
     })();
-    entry.progress = newProgress();
+    entry.progress = newProgress(this.db.engine);
     entry.loading = reading.then(
       ({ loaded }) => loaded !== undefined,
       () => false, // the failure is the build's, in build()
@@ -1083,7 +1083,7 @@ export class ColumnarReportEngine implements ReportEngine {
       maxBytes: this.options.memoryBudgetBytes,
       ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
       ...(counted ? { counted } : {}),
-      progress: (entry.progress = newProgress()),
+      progress: (entry.progress = newProgress(this.db.engine)),
       onOrders: (orders) => {
         // Issue 28: order-grain reports answered from the orders while the lines are read.
         if (this.entries.get(organizationId) !== entry || !entry.building) return;
