@@ -427,4 +427,34 @@ describe('issue 28: order-grain reports answered by a build once its orders are 
       ['built'],
     );
   });
+
+  test('a stop during a build is no failure: the database closed under it is not reported', async () => {
+    const held = heldOrders(database.db, { linesNever: true });
+    let closed = false;
+    // After the stop, the database answers as a pool that was ended does.
+    const source: SnapshotSource = {
+      ...held.source,
+      copyOut: (sql, onData) =>
+        held.source.copyOut(sql, async (data) => {
+          if (closed) throw new Error('Cannot use a pool after calling end on the pool');
+          return onData(data);
+        }),
+    };
+    const events: SnapshotEvent[] = [];
+    const columnar = new ColumnarReportEngine(source, new SqlReportEngine(database.db), {
+      memoryBudgetBytes: MEMORY,
+      onEvent: (event) => events.push(event),
+    });
+    const preparing = columnar.prepare(organization);
+    await held.copyStarted;
+    await columnar.close();
+    closed = true;
+    held.letOrders();
+    await preparing;
+    assert.equal(columnar.heldVersion(organization), undefined, 'nothing held: the build did end');
+    assert.deepEqual(
+      events.map((e) => e.event),
+      [],
+    );
+  });
 });

@@ -103,7 +103,7 @@ export class ColdStart {
         await this.engine.prepare(id, room.counted);
       }
     } catch (error) {
-      this.options.onError?.(error);
+      if (!this.stopped) this.options.onError?.(error); // a stop closes the database under it
     } finally {
       if (first) this.filesRead.resolve();
       if (!this.stopped)
