@@ -351,6 +351,63 @@ describe('issue 28: order-grain reports answered by a build once its orders are 
     }
   });
 
+  test('PostgreSQL: a large build reads its orders before its whole count (embedded: after it, on its one session)', async () => {
+    const db = database.db;
+    let letCount = () => {};
+    const countLet = new Promise<void>((resolve) => {
+      letCount = resolve;
+      setTimeout(resolve, 20_000).unref();
+    });
+    let wholeCounts = 0;
+    // Every statement the real database's; the whole count (the one of the customers) held.
+    const source: SnapshotSource = {
+      engine: db.engine,
+      copyOut: (sql, onData) => db.copyOut(sql, onData),
+      transaction: (work) => db.transaction(work),
+      query: async (sql, params) => {
+        if (/count\(\*\).*FROM customer_first_orders/s.test(sql)) {
+          wholeCounts++;
+          await countLet;
+        }
+        return db.query(sql, params);
+      },
+    };
+    const events: SnapshotEvent[] = [];
+    let ordersBuilt = () => {};
+    const ordersRead = new Promise<void>((resolve) => (ordersBuilt = resolve));
+    const sql = new SqlReportEngine(db);
+    const columnar = new ColumnarReportEngine(source, sql, {
+      memoryBudgetBytes: MEMORY,
+      largeBuildRows: 1,
+      onEvent: (event) => {
+        events.push(event);
+        if (event.event === 'ordersBuilt') ordersBuilt();
+      },
+    });
+    try {
+      const preparing = columnar.prepare(organization);
+      const first = await Promise.race([
+        ordersRead.then(() => 'orders'),
+        // Long enough for PostgreSQL to read 600 orders on a loaded machine; embedded, a moment.
+        new Promise((resolve) =>
+          setTimeout(() => resolve('count still held'), db.engine === 'postgres' ? 10_000 : 500),
+        ),
+      ]);
+      assert.equal(first, db.engine === 'postgres' ? 'orders' : 'count still held');
+      letCount();
+      await preparing;
+      assert.equal(wholeCounts, 1, 'counted once');
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['ordersBuilt', 'built'],
+      );
+      const question = plan(organization, { metrics: ['orders', 'units_sold'] });
+      assert.deepEqual((await columnar.run(question)).rows, (await sql.run(question)).rows);
+    } finally {
+      letCount();
+    }
+  });
+
   // Issue 28, item 3: a report waiting for the build waits outside the report slots. Held in its
   // slot, it filled the organization's slots and queue, and the next ones were refused
   // SERVICE_BUSY (Retry-After 2 s) instead of being answered by the orders or told the build's time.

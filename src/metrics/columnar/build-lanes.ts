@@ -5,7 +5,9 @@
 // waits for no count: issue 19's "the first request waits for the file"); only a build from the
 // database counts the organization's rows, and one of more than `largeBuildRows` goes on in the
 // large lane, letting the small lane go; that count is the one its build then goes by (and the
-// start's memory check's, when it counted: the engine's `counted`), taken once. docs/operations.md,
+// start's memory check's, when it counted: the engine's `counted`), taken once. On PostgreSQL a
+// build with no recent count chooses its lane from one short statement instead (its orders, its
+// lines up to the bound) and counts the rest after its orders (issue 28). docs/operations.md,
 // "Fair under load".
 import type { SnapshotSize } from './snapshot-size.js';
 

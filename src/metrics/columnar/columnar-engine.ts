@@ -34,7 +34,12 @@ import type { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OverBudget } from './order-columns.js';
 import { identityOf, loadSnapshot, removeLeftoverSaves, savedFileBytes, saveSnapshot } from './persist.js';
 import { BYTES_PER_ORDER, heldOrders, type Snapshot } from './snapshot.js';
-import { expectedSnapshotSize, type SnapshotSize } from './snapshot-size.js';
+import {
+  expectedSnapshotSize,
+  rowsBeforeOrders,
+  type RowsBeforeOrders,
+  type SnapshotSize,
+} from './snapshot-size.js';
 import { reportAnswers } from '../../observability/metrics.js';
 
 export type SnapshotEvent =
@@ -186,6 +191,11 @@ interface Entry {
   usedAt?: number;
   /** The organization's rows as last counted for its build, and when (issue 29: counted once). */
   counted?: { readonly size: SnapshotSize; readonly at: number };
+  /**
+   * Issue 28, PostgreSQL: its orders counted and its lines looked for before its build, and when;
+   * its build reads the orders before it counts the rest (countRows).
+   */
+  counting?: { readonly before: RowsBeforeOrders; readonly at: number };
 }
 
 /**
@@ -966,6 +976,7 @@ export class ColumnarReportEngine implements ReportEngine {
       entry.building = undefined;
       entry.progress = undefined;
       entry.ordersOnly = undefined;
+      entry.counting = undefined;
       entry.ordersReadyNow?.();
     }
   }
@@ -993,7 +1004,10 @@ export class ColumnarReportEngine implements ReportEngine {
     const { identity, loaded } = await reading.finally(() => (entry.loading = undefined));
     if (loaded) return { identity, built: { result: loaded, loaded: true }, lane: 'small' };
     const largeRows = this.options.largeBuildRows ?? LARGE_BUILD_ROWS;
-    entry.large = inLargeLane(await this.countFor(organizationId, entry), largeRows);
+    entry.large =
+      this.db.engine === 'postgres' && !this.keptCount(entry)
+        ? await this.laneBeforeCount(organizationId, entry, largeRows)
+        : inLargeLane(await this.countFor(organizationId, entry), largeRows);
     entry.sizedNow?.();
     if (entry.large) return { identity, lane: 'large' };
     const built = await this.fromDatabase(organizationId, entry, identity);
@@ -1043,6 +1057,20 @@ export class ColumnarReportEngine implements ReportEngine {
   }
 
   /**
+   * Issue 28, PostgreSQL: whether the organization's build takes the large lane, from its orders
+   * counted and its lines counted up to the lane's bound (one short statement); its whole count
+   * (countRows) comes once its orders are read (buildSnapshot). Waiting for that count first, a
+   * starting server at a million orders read its orders about 0.6 s later (docs/benchmarks.md). Small
+   * if it could not be counted.
+   */
+  private async laneBeforeCount(organizationId: string, entry: Entry, largeRows: number): Promise<boolean> {
+    const before = await rowsBeforeOrders(this.db, organizationId, largeRows + 1).catch(() => undefined);
+    if (!before) return false;
+    entry.counting = { before, at: performance.now() };
+    return before.orders + before.linesUpTo > largeRows;
+  }
+
+  /**
    * The organization's rows for its lane and its build: the count taken for it lately (by the
    * start's memory check, or here), else counted now; undefined if they cannot be counted.
    */
@@ -1063,9 +1091,16 @@ export class ColumnarReportEngine implements ReportEngine {
   countRows(organizationId: string): Promise<SnapshotSize> {
     const running = this.counts.get(organizationId);
     if (running) return running;
-    const count = expectedSnapshotSize(this.db, organizationId).finally(() => {
-      if (this.counts.get(organizationId) === count) this.counts.delete(organizationId);
-    });
+    const count = expectedSnapshotSize(this.db, organizationId)
+      .then((size) => {
+        // Kept for the organization's build under way, if any (it reads its orders before counting).
+        const entry = this.entries.get(organizationId);
+        if (entry) entry.counted = { size, at: performance.now() };
+        return size;
+      })
+      .finally(() => {
+        if (this.counts.get(organizationId) === count) this.counts.delete(organizationId);
+      });
     this.counts.set(organizationId, count);
     return count;
   }
@@ -1078,11 +1113,23 @@ export class ColumnarReportEngine implements ReportEngine {
   /** The organization's snapshot read from the database. */
   private read(organizationId: string, entry: Entry): Promise<LiveSnapshot | Unsupported | undefined> {
     const counted = this.keptCount(entry);
+    const counting =
+      !counted && entry.counting && performance.now() - entry.counting.at <= COUNT_KEPT_MS
+        ? entry.counting
+        : undefined;
     const started = entry.buildStarted ?? performance.now();
     return buildSnapshot(this.db, organizationId, {
       maxBytes: this.options.memoryBudgetBytes,
       ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
       ...(counted ? { counted } : {}),
+      ...(counting
+        ? {
+            counting: {
+              before: counting.before,
+              whole: () => this.countRows(organizationId),
+            },
+          }
+        : {}),
       progress: (entry.progress = newProgress(this.db.engine)),
       onOrders: (orders) => {
         // Issue 28: order-grain reports answered from the orders while the lines are read.

@@ -33,7 +33,8 @@ export async function organizationOrders(
   return Number(row?.n ?? 0);
 }
 
-async function linesAtOnce(db: Pick<Database, 'query'>, organizationId: string): Promise<number> {
+/** The organization's lines, in one statement. */
+export async function linesAtOnce(db: Pick<Database, 'query'>, organizationId: string): Promise<number> {
   const [row] = await db.query<{ n: number }>(LINES_COUNT, [organizationId]);
   return Number(row?.n ?? 0);
 }
@@ -51,6 +52,30 @@ async function linesByPages(
     lines += Number(row?.n ?? 0);
   });
   return lines;
+}
+
+/**
+ * Issue 28, PostgreSQL: what a build needs before it reads the orders, in one short statement: its
+ * orders exactly (an index-only range: about 70 ms at a million), and its lines up to `limit` (enough
+ * to choose its lane, and to know whether it has any). The whole count, whose lines took about 0.3 s
+ * of the database and 0.8 s of a starting server at a million orders, runs beside the orders' read.
+ */
+const BEFORE_ORDERS = `SELECT (SELECT count(*) FROM orders WHERE organization_id = $1)::float8 AS orders,
+  (SELECT count(*) FROM (SELECT 1 FROM order_lines WHERE organization_id = $1 LIMIT $2) l)::float8 AS lines`;
+
+export interface RowsBeforeOrders {
+  readonly orders: number;
+  /** The lines, exactly up to the limit asked; at least that many when equal to it. */
+  readonly linesUpTo: number;
+}
+
+export async function rowsBeforeOrders(
+  db: Pick<Database, 'query'>,
+  organizationId: string,
+  limit: number,
+): Promise<RowsBeforeOrders> {
+  const [row] = await db.query<{ orders: number; lines: number }>(BEFORE_ORDERS, [organizationId, limit]);
+  return { orders: Number(row?.orders ?? 0), linesUpTo: Number(row?.lines ?? 0) };
 }
 
 export interface SnapshotSize {
