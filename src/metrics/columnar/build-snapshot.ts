@@ -53,8 +53,8 @@ export interface BuildOptions {
   readonly counted?: SnapshotSize;
   /**
    * Issue 28, PostgreSQL, instead of `counted`: the orders counted and the lines looked for just
-   * before, and the whole count, asked for once the orders are read (beside their gathering, not
-   * their read), its budget check then, before the lines.
+   * before, and the whole count, asked for once the orders are read and gathered (not beside them),
+   * its budget check then, before the lines.
    */
   readonly counting?: { readonly before: RowsBeforeOrders; readonly whole: () => Promise<SnapshotSize> };
   /**
@@ -115,7 +115,7 @@ export async function buildSnapshot(
   live.readAt = Number(organization.now);
   // Orders and lines counted: the snapshot's bytes checked before reading (lines are more than
   // half of it at 2.5 an order), and the build's progress counted in rows of both. Issue 28: on
-  // PostgreSQL, given `counting`, the whole count goes on beside the orders' read.
+  // PostgreSQL, given `counting`, the orders are read first, then counted with the rest (below).
   const sized = await sizeBeforeOrders(db, organizationId, chunkRows, options);
   const expected = sized.orders;
   const { progress } = options;
