@@ -268,6 +268,10 @@ const ELSEWHERE = Symbol('built elsewhere');
 
 const newer = (a: string, b: string): boolean => BigInt(a) > BigInt(b);
 
+/** A count (or look) taken for a build at most COUNT_KEPT_MS ago, the one it goes by; else undefined. */
+const recent = <T extends { readonly at: number }>(taken: T | undefined): T | undefined =>
+  taken && performance.now() - taken.at <= COUNT_KEPT_MS ? taken : undefined;
+
 /**
  * What a report waits for besides the build (issue 28): for one that reads no line, the build's
  * orders, unless they are read already (older than the organization's data version, then).
@@ -1077,9 +1081,7 @@ export class ColumnarReportEngine implements ReportEngine {
   private async countFor(organizationId: string, entry: Entry): Promise<SnapshotSize | undefined> {
     const kept = this.keptCount(entry);
     if (kept) return kept;
-    const size = await this.countRows(organizationId).catch(() => undefined);
-    if (size) entry.counted = { size, at: performance.now() };
-    return size;
+    return this.countRows(organizationId).catch(() => undefined); // kept in entry.counted by countRows
   }
 
   /**
@@ -1106,17 +1108,13 @@ export class ColumnarReportEngine implements ReportEngine {
   }
 
   private keptCount(entry: Entry): SnapshotSize | undefined {
-    const counted = entry.counted;
-    return counted && performance.now() - counted.at <= COUNT_KEPT_MS ? counted.size : undefined;
+    return recent(entry.counted)?.size;
   }
 
   /** The organization's snapshot read from the database. */
   private read(organizationId: string, entry: Entry): Promise<LiveSnapshot | Unsupported | undefined> {
     const counted = this.keptCount(entry);
-    const counting =
-      !counted && entry.counting && performance.now() - entry.counting.at <= COUNT_KEPT_MS
-        ? entry.counting
-        : undefined;
+    const counting = counted ? undefined : recent(entry.counting);
     const started = entry.buildStarted ?? performance.now();
     return buildSnapshot(this.db, organizationId, {
       maxBytes: this.options.memoryBudgetBytes,
