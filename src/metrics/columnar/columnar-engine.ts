@@ -1124,7 +1124,11 @@ export class ColumnarReportEngine implements ReportEngine {
         ? {
             counting: {
               before: counting.before,
-              whole: () => this.countRows(organizationId),
+              // A count that ended during the orders' read (the start's) is kept: not taken again.
+              whole: () => {
+                const kept = this.keptCount(entry);
+                return kept ? Promise.resolve(kept) : this.countRows(organizationId);
+              },
             },
           }
         : {}),
