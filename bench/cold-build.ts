@@ -143,7 +143,10 @@ try {
           const t = performance.now();
           let first: number | undefined;
           try {
-            await db.copyOut(sql, (data) => ((first ??= performance.now()), onData(data)));
+            await db.copyOut(
+              sql,
+              (data, from, to) => ((first ??= performance.now()), onData(data, from, to)),
+            );
           } finally {
             const at = ((first ?? performance.now()) - t).toFixed(0);
             const pages = [...sql.matchAll(/'\((\d+),0\)'/g)].map((m) => m[1]);
@@ -165,11 +168,19 @@ try {
         copyOut: async (sql, onData) => {
           let pieces = kept.get(sql);
           if (!pieces) {
+            // Kept in pieces of about a MiB (the output comes a message, a row, at a time).
             const read: Buffer[] = [];
-            await timed.copyOut(sql, (data) => void read.push(Buffer.from(data)));
+            let gathering: Buffer[] = [];
+            let size = 0;
+            const gathered = () => (read.push(Buffer.concat(gathering)), (gathering = []), (size = 0));
+            await timed.copyOut(sql, (data, from, to) => {
+              gathering.push(Buffer.from(data.subarray(from, to)));
+              if ((size += to - from) >= 2 ** 20) gathered();
+            });
+            if (size > 0) gathered();
             kept.set(sql, (pieces = read));
           }
-          for (const piece of pieces) await onData(piece);
+          for (const piece of pieces) await onData(piece, 0, piece.length);
         },
       };
   if (args.replay) {

@@ -3,9 +3,10 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { Config } from '../config.js';
 import { AppError, appError, errorFields } from '../errors.js';
+import { CopyOutQuery, type CopyReader } from './copy-out.js';
 import { readInPages } from './cursor.js';
 import {
   findHost,
@@ -58,13 +59,14 @@ export interface Database extends PagedQueryable {
   copyIn(sql: string, data: string | Buffer): Promise<void>;
   /**
    * Runs `COPY … TO STDOUT` on a connection of its own and hands its output to `onData` piece by
-   * piece as it arrives (pieces do not follow row boundaries): the snapshot's bulk path. When
-   * `onData` returns a promise, the next piece waits for it. A server waits for its reader
-   * (backpressure), and its `statement_timeout` is lifted for the COPY, whose length follows the
-   * data's size; the embedded engine produces a statement's whole output at once, so keep each
-   * COPY small there.
+   * piece as it arrives, each piece data[from, to) (a CopyData message or a part of one, valid
+   * only until onData returns; pieces need not follow row boundaries): the snapshot's bulk path.
+   * When `onData` returns a promise, the next piece waits for it; the event loop gets a turn every
+   * 64 KiB or so (copy-out.ts). A server waits for its reader (backpressure), and its
+   * `statement_timeout` is lifted for the COPY, whose length follows the data's size; the
+   * embedded engine produces a statement's whole output at once, so keep each COPY small there.
    */
-  copyOut(sql: string, onData: (data: Buffer) => void | Promise<void>): Promise<void>;
+  copyOut(sql: string, onData: CopyReader): Promise<void>;
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -250,13 +252,13 @@ class PoolDatabase implements Database {
     }
   }
 
-  async copyOut(sql: string, onData: (data: Buffer) => void | Promise<void>): Promise<void> {
+  async copyOut(sql: string, onData: CopyReader): Promise<void> {
     const client = await this.checkout();
     let finished = false;
     try {
       const server = this.engine === 'postgres';
       if (server) await client.query('BEGIN; SET LOCAL statement_timeout = 0');
-      for await (const data of client.query(copyTo(sql))) await onData(data as Buffer);
+      await client.query(new CopyOutQuery(sql, onData)).done;
       if (server) await client.query('COMMIT');
       finished = true;
     } catch (error) {

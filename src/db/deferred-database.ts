@@ -2,6 +2,7 @@
 // server builds its routes (module loading, schema compilation: the main thread) while PGlite
 // starts in its worker thread and the schema is checked, instead of one after the other (issue 28,
 // the time from `serve` to the port listening).
+import type { CopyReader } from './copy-out.js';
 import type { Database, QueryOptions, Queryable, Row } from './database.js';
 
 export function deferredDatabase(
@@ -23,8 +24,7 @@ export function deferredDatabase(
       options?: QueryOptions,
     ) => (await opening).queryPages<R>(sql, params, onPage, options),
     copyIn: async (sql: string, data: string | Buffer) => (await opening).copyIn(sql, data),
-    copyOut: async (sql: string, onData: (data: Buffer) => void | Promise<void>) =>
-      (await opening).copyOut(sql, onData),
+    copyOut: async (sql: string, onData: CopyReader) => (await opening).copyOut(sql, onData),
     transaction: async <T>(work: (tx: Queryable) => Promise<T>) => (await opening).transaction(work),
     close: async () => (await opening).close(),
   };

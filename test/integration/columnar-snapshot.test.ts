@@ -224,9 +224,9 @@ describe('columnar snapshot read path', () => {
          FROM unnest(ARRAY[${list([...AMOUNTS, ...MORE_AMOUNTS])}]::numeric(16,2)[]) AS n
          UNION ALL SELECT 0, t FROM unnest(ARRAY[${list(INSTANTS)}]::timestamptz[]) AS t
        ) x) TO STDOUT (FORMAT binary)`,
-      (data) => {
+      (data, from, to) => {
         // One byte at a time: every field and the header cut by a piece's end.
-        for (let at = 0; at < data.length; at++) rows.write(data.subarray(at, at + 1));
+        for (let at = from; at < to; at++) rows.write(data, at, at + 1);
       },
     );
     rows.end();
@@ -479,6 +479,48 @@ describe('columnar snapshot read path', () => {
     );
     assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
   });
+
+  test('COPY output read off the socket: every row in order through a slow reader, notices skipped, an error midway', async () => {
+    const { db } = database;
+    // Text rows, one a line: what the reader gets, glued together, is the whole output in order.
+    const read = async (sql: string, slowEvery: number): Promise<string> => {
+      const pieces: Buffer[] = [];
+      let n = 0;
+      await db.copyOut(sql, (data, from, to) => {
+        pieces.push(Buffer.from(data.subarray(from, to)));
+        // A reader that makes the COPY wait now and then (a build coding its customers).
+        if (++n % slowEvery === 0) return new Promise((resolve) => setTimeout(resolve, 1));
+      });
+      return Buffer.concat(pieces).toString('utf8');
+    };
+    const numbers = (count: number) => Array.from({ length: count }, (_, k) => `${k + 1}\n`).join('');
+    assert.equal(await read('COPY (SELECT generate_series(1, 200000)) TO STDOUT', 20_000), numbers(200_000));
+    assert.equal(await read('COPY (SELECT generate_series(1, 3000)) TO STDOUT', 7), numbers(3_000));
+    // Notices sent between the rows (a server's RAISE NOTICE) are not data.
+    await db.query(`CREATE FUNCTION loud_copy(n int) RETURNS int LANGUAGE plpgsql AS $$
+      BEGIN IF n % 100 = 0 THEN RAISE NOTICE 'row %', n; END IF; RETURN n; END $$`);
+    try {
+      assert.equal(
+        await read('COPY (SELECT loud_copy(n) FROM generate_series(1, 1000) n) TO STDOUT', 50),
+        numbers(1_000),
+      );
+    } finally {
+      await db.query('DROP FUNCTION loud_copy(int)');
+    }
+    // An error after many rows: rejected as the database says, rows before it read, none after.
+    let rows = 0;
+    await assert.rejects(
+      db.copyOut(
+        'COPY (SELECT 1 / (n - 150000) FROM generate_series(1, 200000) n) TO STDOUT',
+        (data, from, to) => {
+          for (let at = from; at < to; at++) if (data[at] === 0x0a) rows++;
+        },
+      ),
+      /division by zero/,
+    );
+    assert.ok(rows > 0 && rows < 150_000, `${rows} rows before the error`);
+    assert.deepEqual(await db.query('SELECT 2 AS two'), [{ two: 2 }]);
+  });
 });
 
 testOn(
@@ -489,7 +531,7 @@ testOn(
     try {
       await assert.rejects(db.query('SELECT pg_sleep(0.3)'), { code: 'SERVICE_BUSY' });
       let bytes = 0;
-      await db.copyOut('COPY (SELECT pg_sleep(0.3)) TO STDOUT', (data) => void (bytes += data.length));
+      await db.copyOut('COPY (SELECT pg_sleep(0.3)) TO STDOUT', (_, from, to) => void (bytes += to - from));
       assert.ok(bytes > 0);
       await assert.rejects(db.query('SELECT pg_sleep(0.3)'), { code: 'SERVICE_BUSY' }, 'only that COPY');
     } finally {

@@ -103,12 +103,13 @@ function heldOrders(
     copyOut: (sql, onData) => {
       const lines = /FROM order_lines/.test(sql);
       if (lines && linesNever) return new Promise(() => {});
-      return db.copyOut(sql, async (data) => {
+      return db.copyOut(sql, async (piece, from, to) => {
+        const data = Buffer.from(piece.subarray(from, to)); // the database's only until this returns
         if (!lines) {
           copying();
           await orders.promise;
         }
-        return onData(data);
+        return onData(data, 0, data.length);
       });
     },
   };
@@ -492,9 +493,9 @@ describe('issue 28: order-grain reports answered by a build once its orders are 
     const source: SnapshotSource = {
       ...held.source,
       copyOut: (sql, onData) =>
-        held.source.copyOut(sql, async (data) => {
+        held.source.copyOut(sql, (data, from, to) => {
           if (closed) throw new Error('Cannot use a pool after calling end on the pool');
-          return onData(data);
+          return onData(data, from, to);
         }),
     };
     const events: SnapshotEvent[] = [];

@@ -21,14 +21,7 @@ import type { BuildProgress } from './build-progress.js';
 import { BinaryCopyRows } from './copy-binary.js';
 import { LINE_FIELD_COUNT, LINE_ROW_FIELDS } from './line-columns.js';
 import { LiveSnapshot } from './live-snapshot.js';
-import {
-  AmountOutOfRange,
-  FIELD_COUNT,
-  ORDER_FIELDS,
-  OrderColumns,
-  OverBudget,
-  nextTurn,
-} from './order-columns.js';
+import { AmountOutOfRange, FIELD_COUNT, ORDER_FIELDS, OrderColumns, OverBudget } from './order-columns.js';
 import { OrderKeys } from './order-keys.js';
 import { BYTES_PER_ORDER, type Part, type Snapshot } from './snapshot.js';
 import { linesAtOnce, sizeForBuild, type RowsBeforeOrders, type SnapshotSize } from './snapshot-size.js';
@@ -140,10 +133,17 @@ export async function buildSnapshot(
   const columns = new OrderColumns(expected + 64, live.codes, maxOrders, keys);
   const id = BigInt(organizationId); // an integer, written out by BigInt
   const readOrders = (pages?: Pages): Promise<void> =>
-    copy(db, copyRows(ORDERS, id, pages), ORDERS.fieldCount, (data, rows) => {
-      columns.push(data, rows.starts, rows.lengths);
-      if (options.progress) counted(options.progress, columns.length);
-    });
+    copy(
+      db,
+      copyRows(ORDERS, id, pages),
+      ORDERS.fieldCount,
+      (data, rows) => {
+        columns.push(data, rows.starts, rows.lengths);
+        if (options.progress) counted(options.progress, columns.length);
+      },
+      // Issue 28: the customers coded a batch at a time, between two pieces (customer-batch.ts).
+      () => (columns.customersDue ? columns.codeCustomers() : undefined),
+    );
   const readLines = (pages?: Pages): Promise<void> =>
     copy(db, copyRows(LINES, id, pages), LINES.fieldCount, (data, rows) => {
       columns.pushLine(data, rows.starts, rows.lengths);
@@ -209,15 +209,21 @@ function counted(progress: BuildProgress, read: number): void {
   progress.read = read;
 }
 
-/** Runs one binary COPY, each row of `fieldCount` fields to onRow, a turn of the event loop a piece. */
+/**
+ * Runs one binary COPY, each row of `fieldCount` fields to onRow, then afterPiece's work if any
+ * (the next piece waits for it). The database gives the event loop its turns (copyOut).
+ */
 function copy(
   db: SnapshotSource,
   sql: string,
   fieldCount: number,
   onRow: (data: Buffer, rows: BinaryCopyRows) => void,
+  afterPiece?: () => Promise<void> | undefined,
 ): Promise<void> {
   const rows: BinaryCopyRows = new BinaryCopyRows(fieldCount, (data) => onRow(data, rows));
-  // A turn of the event loop after each piece: the socket may hold many.
-  const onData = (data: Buffer) => (rows.write(data), nextTurn());
+  const onData = (data: Buffer, from: number, to: number): Promise<void> | undefined => {
+    rows.write(data, from, to);
+    return afterPiece?.();
+  };
   return db.copyOut(sql, onData).then(() => rows.end());
 }

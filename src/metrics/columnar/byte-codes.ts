@@ -87,6 +87,7 @@ export class ByteCodes {
 
   /** Everything this holds, as arrays (a persisted snapshot, issue 19). */
   state(): ByteCodesState {
+    if (this.unindexed) this.rehash(this.slots.length); // a saved table finds every key
     return {
       size: this.size,
       used: this.used,
@@ -228,7 +229,7 @@ function grown(array: Int32Array): Int32Array {
 }
 
 /** Value of each lowercase hexadecimal digit's byte, -1 for any other byte. */
-const HEX = Int8Array.from({ length: 256 }, (_, byte) =>
+export const HEX_DIGIT = Int8Array.from({ length: 256 }, (_, byte) =>
   byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x61 && byte <= 0x66 ? byte - 0x61 + 10 : -1,
 );
 
@@ -237,6 +238,9 @@ const HEX = Int8Array.from({ length: 256 }, (_, byte) =>
  * is kept packed, two digits a byte, behind a 0 byte that no text holds; any other key as it is.
  * A million customer hashes take half the memory.
  */
+/** A key of 64 digits packed: its 0 byte, then two digits a byte. */
+const PACKED_HEX_BYTES = 33;
+
 export class HexTextCodes {
   private packed = new Uint8Array(33);
 
@@ -263,6 +267,19 @@ export class HexTextCodes {
     return this.lookUp(data, start, length, true);
   }
 
+  /**
+   * Issue 28 (customer-batch.ts): the code of a key given packed already, bytes[start, start + 33):
+   * its 0 byte, then its 64 digits two a byte.
+   */
+  codePacked(bytes: Uint8Array, start: number): number {
+    return this.codes.code(bytes, start, PACKED_HEX_BYTES);
+  }
+
+  /** As codePacked, for a key known never to have been added: a new code, its lookup left to later (ByteCodes.append). */
+  appendPacked(bytes: Uint8Array, start: number): number {
+    return this.codes.append(bytes, start, PACKED_HEX_BYTES);
+  }
+
   private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
     const codes = this.codes;
     if (length % 2 !== 0) return add ? codes.code(data, start, length) : codes.find(data, start, length);
@@ -270,8 +287,8 @@ export class HexTextCodes {
     if (this.packed.length < size) this.packed = new Uint8Array(size);
     const packed = this.packed; // packed[0] stays 0
     for (let k = 0; k < length; k += 2) {
-      const high = HEX[data[start + k] as number] as number;
-      const low = HEX[data[start + k + 1] as number] as number;
+      const high = HEX_DIGIT[data[start + k] as number] as number;
+      const low = HEX_DIGIT[data[start + k + 1] as number] as number;
       if ((high | low) < 0) return add ? codes.code(data, start, length) : codes.find(data, start, length);
       packed[1 + k / 2] = (high << 4) | low;
     }

@@ -38,6 +38,8 @@ export function epochSeconds(d: Uint8Array, p: number): number {
 }
 
 const NUMERIC_NEGATIVE = 0x4000;
+/** 100 × 10,000^k, the cents of a base-10,000 digit of weight k (k < 4: exact; past it, `**` as before). */
+const CENTS_OF_WEIGHT = [100, 1_000_000, 10_000_000_000, 100_000_000_000_000];
 
 /**
  * A binary numeric at p as whole hundredths (cents): exact while the result is under 2^53, NaN for
@@ -54,7 +56,7 @@ export function numericCents(d: Uint8Array, p: number): number {
   for (let k = 0; k < digits; k++) {
     const digit = int16(d, p + 8 + 2 * k);
     const power = weight - k; // this digit is worth digit × 10,000^power
-    if (power >= 0) cents += digit * 100 * 10_000 ** power;
+    if (power >= 0) cents += digit * (power < 4 ? (CENTS_OF_WEIGHT[power] as number) : 100 * 10_000 ** power);
     else if (power === -1 && digit % 100 === 0) cents += digit / 100;
     else if (digit !== 0) return NaN; // finer than a hundredth
   }
@@ -82,29 +84,30 @@ export class BinaryCopyRows {
     this.lengths = new Int32Array(fields);
   }
 
-  write(piece: Buffer): void {
-    let at = 0;
+  /** The bytes piece[from, to) (the whole piece by default), read until onRow returns. */
+  write(piece: Buffer, from = 0, to = piece.length): void {
+    let at = from;
     const pending = this.pending;
     if (pending) {
       // The unfinished row, completed with as few of the piece's bytes as it takes.
-      for (let take = Math.min(piece.length, 1024); ; take = Math.min(piece.length, take * 8)) {
-        const joined = Buffer.concat([pending, piece.subarray(0, take)]);
-        const end = this.next(joined, 0);
+      for (let take = Math.min(to - from, 1024); ; take = Math.min(to - from, take * 8)) {
+        const joined = Buffer.concat([pending, piece.subarray(from, from + take)]);
+        const end = this.next(joined, 0, joined.length);
         if (end >= 0) {
-          at = end - pending.length;
+          at = from + end - pending.length;
           this.pending = undefined;
           break;
         }
-        if (take === piece.length) {
+        if (take === to - from) {
           this.pending = joined;
           return;
         }
       }
     }
-    while (at < piece.length) {
-      const end = this.next(piece, at);
+    while (at < to) {
+      const end = this.next(piece, at, to);
       if (end < 0) {
-        this.pending = Buffer.from(piece.subarray(at)); // a copy: the piece itself is not kept
+        this.pending = Buffer.from(piece.subarray(at, to)); // a copy: the piece itself is not kept
         return;
       }
       at = end;
@@ -116,9 +119,8 @@ export class BinaryCopyRows {
     if (!this.ended || this.pending) throw new Error('COPY: output cut short');
   }
 
-  /** Reads the header, a row or the trailer at `at`: the offset after it, or -1 if data ends first. */
-  private next(data: Buffer, at: number): number {
-    const end = data.length;
+  /** Reads the header, a row or the trailer at `at`: the offset after it, or -1 if data ends (at `end`) first. */
+  private next(data: Buffer, at: number, end: number): number {
     if (this.header) {
       if (end - at < HEADER_BYTES) return -1;
       if (!data.subarray(at, at + SIGNATURE.length).equals(SIGNATURE))

@@ -6,6 +6,7 @@
 // few rows come as values (pushValues) into a part of their own.
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
 import type { OrganizationCodes } from './codes.js';
+import { CustomerBatch } from './customer-batch.js';
 import { LineColumns, noLines, type LineValues } from './line-columns.js';
 import type { OrderKeys } from './order-keys.js';
 import { freshPart, type Part } from './snapshot.js';
@@ -83,6 +84,11 @@ export class OrderColumns {
   private readonly lines: LineColumns;
   /** After ordersPart: source[k] is the pushed index of the part's k-th order, for withLines. */
   private source: Int32Array | undefined;
+  /**
+   * Issue 28: the customers of an organization's first part (a build's), coded a batch at a time
+   * rather than looked up an order at a time (customer-batch.ts).
+   */
+  private batch: CustomerBatch | undefined;
 
   constructor(
     capacity: number,
@@ -143,10 +149,11 @@ export class OrderColumns {
       data.copy(key, 8, starts[EXTERNAL_ID] as number, (starts[EXTERNAL_ID] as number) + idLength);
       this.anonymous[i] = this.codes.anonymous.code(key, 0, idLength + 8);
     } else {
-      this.customer[i] = this.local(
-        this.codes.customers.code(data, starts[CUSTOMER] as number, customerLength),
-      );
       this.anonymous[i] = -1;
+      if (!this.batched(i, data, starts[CUSTOMER] as number, customerLength))
+        this.customer[i] = this.local(
+          this.codes.customers.code(data, starts[CUSTOMER] as number, customerLength),
+        );
     }
     this.seconds[i] = epochSeconds(data, starts[CREATED_AT] as number);
     this.store[i] = this.codes.storeCodes.get(storeId) ?? -1;
@@ -164,6 +171,26 @@ export class OrderColumns {
       starts[STORE] as number,
       (starts[EXTERNAL_ID] as number) + (lengths[EXTERNAL_ID] as number),
     );
+  }
+
+  /**
+   * Whether order i's customer key is left to the batch, coded with the others before the part is
+   * made: in an organization's first part only (its codes are this part's), a key of 64 digits.
+   */
+  private batched(i: number, data: Buffer, start: number, length: number): boolean {
+    if (this.locals) return false;
+    this.batch ??= new CustomerBatch(this.seconds.length);
+    return this.batch.add(i, data, start, length);
+  }
+
+  /** Whether the batch of customers is to be coded (codeCustomers) before the next piece is read. */
+  get customersDue(): boolean {
+    return this.batch?.due ?? false;
+  }
+
+  /** The customers of the orders pushed so far coded (issue 28: a batch at a time), yielding between slices. */
+  async codeCustomers(): Promise<void> {
+    await this.batch?.code(this.codes.customers, this.customer);
   }
 
   /**
@@ -227,6 +254,8 @@ export class OrderColumns {
    * answered while the lines are read (pushLine goes on, by the pushed index, until withLines).
    */
   async ordersPart(): Promise<Part> {
+    await this.codeCustomers();
+    this.batch = undefined;
     const n = this.length;
     const customerCount = this.locals ? this.globals.length : this.codes.customers.size;
     const attribute = await this.combineAttributes();
