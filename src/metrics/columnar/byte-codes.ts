@@ -268,14 +268,10 @@ export class HexTextCodes {
   }
 
   /**
-   * Issue 28 (customer-batch.ts): the code of a key given packed already, bytes[start, start + 33):
-   * its 0 byte, then its 64 digits two a byte.
+   * Issue 28 (customer-batch.ts): a key given packed already, bytes[start, start + 33) (its 0 byte,
+   * then its 64 digits two a byte), known never to have been added: a new code, its lookup left to
+   * later (ByteCodes.append).
    */
-  codePacked(bytes: Uint8Array, start: number): number {
-    return this.codes.code(bytes, start, PACKED_HEX_BYTES);
-  }
-
-  /** As codePacked, for a key known never to have been added: a new code, its lookup left to later (ByteCodes.append). */
   appendPacked(bytes: Uint8Array, start: number): number {
     return this.codes.append(bytes, start, PACKED_HEX_BYTES);
   }

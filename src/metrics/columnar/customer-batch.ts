@@ -9,9 +9,11 @@
 // yields the event loop every SLICE_KEYS keys, as the build's other long loops do.
 //
 // Only a customer key of 64 lowercase hexadecimal digits (U1's hashes, every key the service
-// writes) goes in a batch; any other text is coded at once, as before. A batch is coded once it
-// holds BATCH_ORDERS orders (36 bytes each: about 38 MB), between two pieces of the COPY, so that a
-// build of ten million orders does not hold every key twice.
+// writes) goes in the batch; any other text is coded at once, as before. There is one batch, of a
+// build's first BATCH_ORDERS orders (36 bytes each: about 38 MB), coded between two pieces of the
+// COPY once full; the orders after it are looked up one at a time, as before. Later batches, tried,
+// cost more than they saved at ten million orders: their keys, most of them new to the batch,
+// were looked up all the same, and the COPY waited for each batch's coding (docs/benchmarks.md).
 import { HEX_DIGIT, type HexTextCodes } from './byte-codes.js';
 
 /** Orders a batch holds before its keys are coded (it takes the rest of the piece being read). */
@@ -37,8 +39,6 @@ export class CustomerBatch {
   /** The order (its index among the pushed ones) of each key of the batch. */
   private orders: Int32Array;
   length = 0;
-  /** Whether a batch was coded already: its keys are in the codes, the next one's looked up. */
-  private coded = false;
 
   constructor(
     capacity: number,
@@ -88,29 +88,22 @@ export class CustomerBatch {
   }
 
   /**
-   * The batch's keys coded (customer[order] set for each), the batch emptied. The first batch of
-   * codes that held no packed key appends each new key without looking it up (the table is made at
-   * the first lookup); a later one looks up each key once, not once an order.
+   * The batch's keys coded (customer[order] set for each), each key new to `codes` appended without
+   * being looked up (its table is made at the first lookup): `codes` must hold no key of 64 digits
+   * yet (the codes of an organization's first part, the batch's own). The batch is left empty.
    */
   async code(codes: HexTextCodes, customer: Int32Array): Promise<void> {
     const n = this.length;
     if (n === 0) return;
     const first = await firstOccurrences(n, this.hashes, this.words);
     const code = new Int32Array(n);
-    const append = !this.coded;
     for (let e = 0; e < n; e++) {
       if (e % SLICE_KEYS === SLICE_KEYS - 1) await nextTurn();
       const f = first[e] as number;
-      const c =
-        f !== e
-          ? (code[f] as number)
-          : append
-            ? codes.appendPacked(this.keys, e * STRIDE + PACKED_AT)
-            : codes.codePacked(this.keys, e * STRIDE + PACKED_AT);
+      const c = f !== e ? (code[f] as number) : codes.appendPacked(this.keys, e * STRIDE + PACKED_AT);
       code[e] = c;
       customer[this.orders[e] as number] = c;
     }
-    this.coded = true;
     this.length = 0;
   }
 

@@ -85,10 +85,11 @@ export class OrderColumns {
   /** After ordersPart: source[k] is the pushed index of the part's k-th order, for withLines. */
   private source: Int32Array | undefined;
   /**
-   * Issue 28: the customers of an organization's first part (a build's), coded a batch at a time
-   * rather than looked up an order at a time (customer-batch.ts).
+   * Issue 28: the customers of the first orders of an organization's first part (a build's), coded
+   * together rather than looked up an order at a time (customer-batch.ts); undefined once coded.
    */
   private batch: CustomerBatch | undefined;
+  private batchCoded = false;
 
   constructor(
     capacity: number,
@@ -174,23 +175,28 @@ export class OrderColumns {
   }
 
   /**
-   * Whether order i's customer key is left to the batch, coded with the others before the part is
-   * made: in an organization's first part only (its codes are this part's), a key of 64 digits.
+   * Whether order i's customer key is left to the batch, coded with the others once it is full or
+   * the orders read: in an organization's first part only (its codes are this part's), until the
+   * batch is coded, a key of 64 digits.
    */
   private batched(i: number, data: Buffer, start: number, length: number): boolean {
-    if (this.locals) return false;
+    if (this.locals || this.batchCoded) return false;
     this.batch ??= new CustomerBatch(this.seconds.length);
     return this.batch.add(i, data, start, length);
   }
 
-  /** Whether the batch of customers is to be coded (codeCustomers) before the next piece is read. */
+  /** Whether the batch of customers is full, to be coded (codeCustomers) before the next piece is read. */
   get customersDue(): boolean {
     return this.batch?.due ?? false;
   }
 
-  /** The customers of the orders pushed so far coded (issue 28: a batch at a time), yielding between slices. */
+  /** The batch's customers coded, yielding between slices; the orders after them looked up one at a time. */
   async codeCustomers(): Promise<void> {
-    await this.batch?.code(this.codes.customers, this.customer);
+    const batch = this.batch;
+    if (!batch) return;
+    this.batch = undefined;
+    this.batchCoded = true;
+    await batch.code(this.codes.customers, this.customer);
   }
 
   /**
@@ -255,7 +261,6 @@ export class OrderColumns {
    */
   async ordersPart(): Promise<Part> {
     await this.codeCustomers();
-    this.batch = undefined;
     const n = this.length;
     const customerCount = this.locals ? this.globals.length : this.codes.customers.size;
     const attribute = await this.combineAttributes();

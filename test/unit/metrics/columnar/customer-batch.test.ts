@@ -20,20 +20,26 @@ function drawn(count: number, customers: number, seed: number): string[] {
   return Array.from({ length: count }, () => hex(Math.floor(next() ** 2 * customers)));
 }
 
-/** The codes of `keys` through a batch of `batchOrders` (coded when due, as a build does), and the codes. */
+/**
+ * The codes of `keys` as a build gives them (OrderColumns): through a batch of `batchOrders`, coded
+ * when due (after a piece of seven rows) or at the end, the keys after it looked up one at a time.
+ */
 async function batched(keys: readonly string[], batchOrders: number): Promise<[number[], HexTextCodes]> {
   const codes = new HexTextCodes();
-  const batch = new CustomerBatch(16, batchOrders);
+  let batch: CustomerBatch | undefined = new CustomerBatch(16, batchOrders);
   const customer = new Int32Array(keys.length).fill(-1);
   for (const [i, key] of keys.entries()) {
-    if (!batch.add(i, ...field(key))) customer[i] = codes.code(...field(key));
-    if (i % 7 === 6 && batch.due) await batch.code(codes, customer); // a piece of seven rows
+    if (!batch?.add(i, ...field(key))) customer[i] = codes.code(...field(key));
+    if (i % 7 === 6 && batch?.due) {
+      await batch.code(codes, customer);
+      batch = undefined;
+    }
   }
-  await batch.code(codes, customer);
+  await batch?.code(codes, customer);
   return [Array.from(customer), codes];
 }
 
-test('CustomerBatch: the codes of a lookup an order, in order of first sight, in one batch or several', async () => {
+test('CustomerBatch: the codes of a lookup an order, in order of first sight, the batch holding all orders or the first ones', async () => {
   const keys = drawn(20_000, 6_000, 7);
   const direct = new HexTextCodes();
   const expected = keys.map((key) => direct.code(...field(key)));
