@@ -141,9 +141,13 @@ describeOn('embedded', 'French pages that fit (issue 30) in Chromium', () => {
     await page.getByRole('button', { name: 'Se connecter' }).click();
     await page.waitForURL((url) => !url.pathname.startsWith('/login'));
     // The session's organization: Atelier Lumière (switched to if the other came first).
+    // The switch's navigation awaited as such: waiting for the load state could return before it
+    // began, and the next page.goto then be cut by its redirect (net::ERR_ABORTED, seen in CI).
     if (!(await page.content()).includes('<option value="atelier-lumiere" selected>')) {
-      await page.locator('#org-switch').selectOption('atelier-lumiere');
-      await page.waitForLoadState('load');
+      await Promise.all([
+        page.waitForNavigation(),
+        page.locator('#org-switch').selectOption('atelier-lumiere'),
+      ]);
     }
     // The organization's report data is prepared on its first report (issue 28). On a loaded machine
     // (CI runs files side by side) that first page may say « Calcul en cours » (503) and reload

@@ -40,6 +40,8 @@ export interface BuildOptions {
   /** Give up (over-budget) when the snapshot would need more than this. */
   readonly maxBytes: number;
   readonly chunkRows?: number;
+  /** Orders whose customers are coded together, BATCH_ORDERS by default (a test's fewer). */
+  readonly customerBatchOrders?: number;
   /** Filled in as the build reads (issue 28: the Retry-After of a report that cannot wait). */
   readonly progress?: BuildProgress;
   /** The organization's rows counted just before (issue 29: counted once, sizeForBuild). */
@@ -130,7 +132,7 @@ export async function buildSnapshot(
   // statement, no order comes twice (read by pages, a row the table moved may).
   const keys = sized.lines > 0 ? new OrderKeys(expected + 64, whole) : undefined;
   let linesRead = 0;
-  const columns = new OrderColumns(expected + 64, live.codes, maxOrders, keys);
+  const columns = new OrderColumns(expected + 64, live.codes, maxOrders, keys, options.customerBatchOrders);
   const id = BigInt(organizationId); // an integer, written out by BigInt
   const readOrders = (pages?: Pages): Promise<void> =>
     copy(

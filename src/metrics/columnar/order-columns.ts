@@ -6,7 +6,7 @@
 // few rows come as values (pushValues) into a part of their own.
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
 import type { OrganizationCodes } from './codes.js';
-import { CustomerBatch } from './customer-batch.js';
+import { BATCH_ORDERS, CustomerBatch } from './customer-batch.js';
 import { LineColumns, noLines, type LineValues } from './line-columns.js';
 import type { OrderKeys } from './order-keys.js';
 import { freshPart, type Part } from './snapshot.js';
@@ -97,6 +97,8 @@ export class OrderColumns {
     private readonly maxOrders: number,
     /** Section 15: each order's key, kept for its lines read afterwards (none: no lines to read). */
     private readonly keys?: OrderKeys,
+    /** Issue 28: orders whose customers are coded together before the others are looked up (customer-batch.ts). */
+    private readonly customerBatchOrders = BATCH_ORDERS,
   ) {
     this.seconds = new Float64Array(capacity);
     this.store = new Int32Array(capacity);
@@ -181,7 +183,7 @@ export class OrderColumns {
    */
   private batched(i: number, data: Buffer, start: number, length: number): boolean {
     if (this.locals || this.batchCoded) return false;
-    this.batch ??= new CustomerBatch(this.seconds.length);
+    this.batch ??= new CustomerBatch(this.seconds.length, this.customerBatchOrders);
     return this.batch.add(i, data, start, length);
   }
 
