@@ -64,16 +64,18 @@ export class CopyOutQuery implements pg.Submittable {
     });
   }
 
-  submit(connection: pg.Connection): void {
+  /** An error returned, not thrown: node-postgres then reports it through handleError. */
+  submit(connection: pg.Connection): Error | undefined {
     const stream = connection.stream;
     const listeners = stream.listeners('data') as DataListener[];
-    if (listeners.length !== 1) throw new Error('COPY: the connection is not read by one parser');
+    if (listeners.length !== 1) return new Error('COPY: the connection is not read by one parser');
     this.stream = stream;
     this.parserListener = listeners[0];
     stream.removeListener('data', this.parserListener as DataListener);
     stream.on('data', this.listener);
     // node-postgres' Connection sends a simple query this way (the typings omit it).
     (connection as unknown as { query(text: string): void }).query(this.text);
+    return undefined;
   }
 
   /**
