@@ -229,20 +229,41 @@ function grown(array: Int32Array): Int32Array {
 }
 
 /** Value of each lowercase hexadecimal digit's byte, -1 for any other byte. */
-export const HEX_DIGIT = Int8Array.from({ length: 256 }, (_, byte) =>
+const HEX_DIGIT = Int8Array.from({ length: 256 }, (_, byte) =>
   byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x61 && byte <= 0x66 ? byte - 0x61 + 10 : -1,
 );
+
+/**
+ * The digits data[start, start + length) (an even count) packed two a byte into `into` from `at`;
+ * false, at the first byte that is not a lowercase hexadecimal digit (what was written then is
+ * not a key).
+ */
+export function packHexDigits(
+  data: Uint8Array,
+  start: number,
+  length: number,
+  into: Uint8Array,
+  at: number,
+): boolean {
+  for (let k = 0; k < length; k += 2) {
+    const high = HEX_DIGIT[data[start + k] as number] as number;
+    const low = HEX_DIGIT[data[start + k + 1] as number] as number;
+    if ((high | low) < 0) return false;
+    into[at + (k >> 1)] = (high << 4) | low;
+  }
+  return true;
+}
+
+/** A key of 64 digits packed: its 0 byte, then two digits a byte. */
+export const PACKED_HEX_BYTES = 33;
 
 /**
  * ByteCodes for text that is mostly lowercase hexadecimal, as customer hashes are (U1): such a key
  * is kept packed, two digits a byte, behind a 0 byte that no text holds; any other key as it is.
  * A million customer hashes take half the memory.
  */
-/** A key of 64 digits packed: its 0 byte, then two digits a byte. */
-const PACKED_HEX_BYTES = 33;
-
 export class HexTextCodes {
-  private packed = new Uint8Array(33);
+  private packed = new Uint8Array(PACKED_HEX_BYTES);
 
   constructor(private readonly codes = new ByteCodes()) {}
 
@@ -282,12 +303,8 @@ export class HexTextCodes {
     const size = 1 + length / 2;
     if (this.packed.length < size) this.packed = new Uint8Array(size);
     const packed = this.packed; // packed[0] stays 0
-    for (let k = 0; k < length; k += 2) {
-      const high = HEX_DIGIT[data[start + k] as number] as number;
-      const low = HEX_DIGIT[data[start + k + 1] as number] as number;
-      if ((high | low) < 0) return add ? codes.code(data, start, length) : codes.find(data, start, length);
-      packed[1 + k / 2] = (high << 4) | low;
-    }
+    if (!packHexDigits(data, start, length, packed, 1))
+      return add ? codes.code(data, start, length) : codes.find(data, start, length);
     return add ? codes.code(packed, 0, size) : codes.find(packed, 0, size);
   }
 }

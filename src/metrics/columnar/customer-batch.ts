@@ -14,18 +14,17 @@
 // COPY once full; the orders after it are looked up one at a time, as before. Later batches, tried,
 // cost more than they saved at ten million orders: their keys, most of them new to the batch,
 // were looked up all the same, and the COPY waited for each batch's coding (docs/benchmarks.md).
-import { HEX_DIGIT, type HexTextCodes } from './byte-codes.js';
+import { PACKED_HEX_BYTES, packHexDigits, type HexTextCodes } from './byte-codes.js';
 
 /** Orders a batch holds before its keys are coded (it takes the rest of the piece being read). */
 export const BATCH_ORDERS = 1 << 20;
 /** Keys coded between two turns of the event loop (a few milliseconds). */
 const SLICE_KEYS = 1 << 16;
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-/** A key's place: 3 bytes of padding (its words aligned), the packed form's 0 byte, 32 bytes. */
-const STRIDE = 36;
-const WORDS = STRIDE / 4;
-/** The packed form (HexTextCodes): a 0 byte, then the 32 bytes of the 64 digits. */
+/** A key's place: 3 bytes of padding (its digits' words aligned), then its packed form (HexTextCodes). */
 const PACKED_AT = 3;
+const STRIDE = PACKED_AT + PACKED_HEX_BYTES;
+const WORDS = STRIDE / 4;
 
 /** Bits of the hash that pick a bucket: about a thousand keys a bucket, its table within the L1 cache. */
 function bucketBits(n: number): number {
@@ -65,14 +64,7 @@ export class CustomerBatch {
     if (length !== 64) return false;
     if (this.length === this.orders.length) this.grow();
     const e = this.length;
-    const keys = this.keys;
-    const at = e * STRIDE + PACKED_AT + 1;
-    for (let k = 0; k < 64; k += 2) {
-      const high = HEX_DIGIT[data[start + k] as number] as number;
-      const low = HEX_DIGIT[data[start + k + 1] as number] as number;
-      if ((high | low) < 0) return false;
-      keys[at + (k >> 1)] = (high << 4) | low;
-    }
+    if (!packHexDigits(data, start, 64, this.keys, e * STRIDE + PACKED_AT + 1)) return false;
     // A hash of the 8 words: buckets by its high bits, the bucket's table slots by its low ones.
     const words = this.words;
     let hash = 0x811c9dc5;

@@ -86,10 +86,10 @@ export class OrderColumns {
   private source: Int32Array | undefined;
   /**
    * Issue 28: the customers of the first orders of an organization's first part (a build's), coded
-   * together rather than looked up an order at a time (customer-batch.ts); undefined once coded.
+   * together rather than looked up an order at a time (customer-batch.ts); undefined once coded,
+   * and in any other part.
    */
   private batch: CustomerBatch | undefined;
-  private batchCoded = false;
 
   constructor(
     capacity: number,
@@ -98,7 +98,7 @@ export class OrderColumns {
     /** Section 15: each order's key, kept for its lines read afterwards (none: no lines to read). */
     private readonly keys?: OrderKeys,
     /** Issue 28: orders whose customers are coded together before the others are looked up (customer-batch.ts). */
-    private readonly customerBatchOrders = BATCH_ORDERS,
+    customerBatchOrders = BATCH_ORDERS,
   ) {
     this.seconds = new Float64Array(capacity);
     this.store = new Int32Array(capacity);
@@ -111,6 +111,7 @@ export class OrderColumns {
     this.lines = new LineColumns(capacity, codes.lines, (cents) => this.checked(cents));
     // The first part of an organization sees its customers first: their codes are dense already.
     this.locals = codes.customers.size === 0 ? undefined : new Map();
+    if (!this.locals) this.batch = new CustomerBatch(capacity, customerBatchOrders);
   }
 
   private grow(): void {
@@ -153,7 +154,8 @@ export class OrderColumns {
       this.anonymous[i] = this.codes.anonymous.code(key, 0, idLength + 8);
     } else {
       this.anonymous[i] = -1;
-      if (!this.batched(i, data, starts[CUSTOMER] as number, customerLength))
+      // Issue 28: left to the batch, if any, when it takes the key (64 digits).
+      if (!this.batch?.add(i, data, starts[CUSTOMER] as number, customerLength))
         this.customer[i] = this.local(
           this.codes.customers.code(data, starts[CUSTOMER] as number, customerLength),
         );
@@ -176,17 +178,6 @@ export class OrderColumns {
     );
   }
 
-  /**
-   * Whether order i's customer key is left to the batch, coded with the others once it is full or
-   * the orders read: in an organization's first part only (its codes are this part's), until the
-   * batch is coded, a key of 64 digits.
-   */
-  private batched(i: number, data: Buffer, start: number, length: number): boolean {
-    if (this.locals || this.batchCoded) return false;
-    this.batch ??= new CustomerBatch(this.seconds.length, this.customerBatchOrders);
-    return this.batch.add(i, data, start, length);
-  }
-
   /** Whether the batch of customers is full, to be coded (codeCustomers) before the next piece is read. */
   get customersDue(): boolean {
     return this.batch?.due ?? false;
@@ -195,10 +186,8 @@ export class OrderColumns {
   /** The batch's customers coded, yielding between slices; the orders after them looked up one at a time. */
   async codeCustomers(): Promise<void> {
     const batch = this.batch;
-    if (!batch) return;
     this.batch = undefined;
-    this.batchCoded = true;
-    await batch.code(this.codes.customers, this.customer);
+    await batch?.code(this.codes.customers, this.customer);
   }
 
   /**
