@@ -5,15 +5,16 @@
 // with a comparison, and a loaded machine is slower.
 // Issue 29, item 2: the turn is the organization's (organization-turns.ts), so that one
 // organization's many slices wait behind each other, not in front of the others'. And a slice is
-// short while another organization has work under way: each of the few turns of the loop that
-// the other's request needs then lasts a few milliseconds, not SLICE_MS (measured with
+// short while another organization has work under way, or had some within the last second
+// (RECENT_MS: its next request may be waiting in its socket): each of the few turns of the loop
+// that the other's request needs then lasts a few milliseconds, not SLICE_MS (measured with
 // bench/tenants-fairness.ts, docs/operations.md).
 import { nextTurn, othersAtWork, requestTurns, type RequestTurns } from './organization-turns.js';
 
 /** A slice's length: well under the 100 ms bound, even if one step of the loop is slow. */
 export const SLICE_MS = 15;
 
-/** A slice's length while another organization has work under way (issue 29, item 2). */
+/** A slice's length while another organization has work under way or had some lately (issue 29, item 2). */
 export const SHARED_SLICE_MS = 3;
 
 export class TimeSlices {

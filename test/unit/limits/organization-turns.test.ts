@@ -7,6 +7,8 @@ import {
   asOrganization,
   LIGHT_MS,
   LIGHT_WEIGHT,
+  othersAtWork,
+  RECENT_MS,
   slicesWaiting,
   UNKNOWN_ORGANIZATION,
   workUnderWay,
@@ -151,18 +153,41 @@ function sliceOverAfter(ms: number, organizationId: string): boolean {
   }
 }
 
-test('issue 29 (item 2): a slice is short while another organization, or a request whose organization is not known yet, has work under way', () => {
+test("issue 29 (item 2): a slice is short while another organization, or a request whose organization is not known yet, has work under way, and for RECENT_MS after another organization's work ended", async () => {
   const work = (SHARED_SLICE_MS + SLICE_MS) / 3; // 6 ms: past a shared slice, within a lone one
   assert.ok(work > SHARED_SLICE_MS && work < SLICE_MS);
+  // The other tests' organizations ended their work moments ago: past RECENT_MS, alone.
+  await new Promise((resolve) => setTimeout(resolve, RECENT_MS + 10));
   const noisyAtWork = workUnderWay('noisy');
   assert.equal(sliceOverAfter(work, 'noisy'), false, 'alone (its own work only): a long slice');
   const quietAtWork = workUnderWay('quiet');
   assert.equal(sliceOverAfter(work, 'noisy'), true, 'beside the quiet one: a short slice');
   quietAtWork();
+  const quietEnded = performance.now();
   quietAtWork(); // twice: counted once
-  assert.equal(sliceOverAfter(work, 'noisy'), false);
+  assert.equal(
+    sliceOverAfter(work, 'noisy'),
+    true,
+    'the quiet one done a moment ago (its next request may be in its socket): still short',
+  );
+  assert.equal(othersAtWork('noisy', quietEnded + RECENT_MS - 1), true);
+  assert.equal(othersAtWork('noisy', quietEnded + RECENT_MS + 1), false, 'past RECENT_MS: long again');
+  assert.equal(othersAtWork('quiet', quietEnded + RECENT_MS - 1), true, 'the noisy one still at work');
   const unknown = workUnderWay(UNKNOWN_ORGANIZATION); // a request being authenticated
   assert.equal(sliceOverAfter(work, 'noisy'), true, 'beside a request not placed yet: a short slice');
   unknown();
+  const unknownEnded = performance.now();
+  assert.equal(
+    othersAtWork('noisy', Math.max(unknownEnded, quietEnded + RECENT_MS) + 1),
+    false,
+    "an authentication ended is not noted: its organization's own work follows it",
+  );
   noisyAtWork();
+  const noisyEnded = performance.now();
+  assert.equal(othersAtWork('quiet', noisyEnded + 1), true, 'the noisy one done a moment ago');
+  assert.equal(
+    othersAtWork('noisy', Math.max(noisyEnded, quietEnded + RECENT_MS) + 1),
+    false,
+    'its own work ended does not count',
+  );
 });
