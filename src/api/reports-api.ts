@@ -141,7 +141,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
       },
     },
     async (request, reply) => {
-      const { organization } = callerOf(request);
+      const { organization, dataVersion } = callerOf(request);
       const raw = rawQueries.get(request) ?? {};
       const zones = await deps.timeZones();
       // The parse step's French message for whatever the schema refused (E1)…
@@ -165,6 +165,7 @@ export async function reportsApi(app: FastifyInstance, deps: ReportsApiDeps): Pr
         query,
         format,
         whileComputing,
+        dataVersion,
       );
       // Counted until the client has read it all or gone (finding 2); past the budget, 503 busy.
       const release = deps.answers.hold(organization.id, answer.body);

@@ -9,6 +9,11 @@ import { hashKey, isWellFormedKey } from './keys.js';
 export interface ApiCaller {
   readonly keyId: string;
   readonly organization: Organization;
+  /**
+   * organizations.data_version as the key's lookup read it: after the request arrived (K4's
+   * statement starts after it), so every change committed before the request is in it (X1).
+   */
+  readonly dataVersion: string;
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -39,7 +44,7 @@ export async function authenticateApiKey(lookUp: KeyLookup, header: string | und
   if (!isSubscriptionActive(organization)) {
     throw appError('SUBSCRIPTION_INACTIVE');
   }
-  return { keyId: String(row.key_id), organization };
+  return { keyId: String(row.key_id), organization, dataVersion: String(row.data_version) };
 }
 
 /** K5: "last used" is written at most once a minute per key, without delaying the response. */

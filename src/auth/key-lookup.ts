@@ -11,7 +11,10 @@
 import type { Queryable, Row } from '../db/database.js';
 import { ORGANIZATION_COLUMNS } from '../domain/organizations.js';
 
-/** The api_keys row of a key hash, joined with its organization, or undefined when unknown. */
+/**
+ * The api_keys row of a key hash, joined with its organization and its data version (issue 29,
+ * item 2: a report's one round trip fewer, src/api/api-authentication.ts), or undefined when unknown.
+ */
 export type KeyLookup = (keyHash: Buffer) => Promise<Row | undefined>;
 
 interface Waiter {
@@ -38,7 +41,7 @@ export function batchedKeyLookup(db: Queryable): KeyLookup {
       if (waiting.size === 0) waiting = new Map(); // a fresh map once drained keeps it small
       try {
         const rows = await db.query(
-          `SELECT k.key_hash, k.id AS key_id, k.revoked_at, ${ORGANIZATION_COLUMNS}
+          `SELECT k.key_hash, k.id AS key_id, k.revoked_at, ${ORGANIZATION_COLUMNS}, o.data_version::text AS data_version
            FROM api_keys k JOIN organizations o ON o.id = k.organization_id
            WHERE k.key_hash = ANY($1::bytea[])`,
           [[...batch.keys()].map((hex) => Buffer.from(hex, 'hex'))],

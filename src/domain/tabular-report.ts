@@ -164,16 +164,20 @@ export type Cancellation = () => { readonly signal: AbortSignal; readonly done: 
 
 type TabularDeps = { readonly engine: ReportEngine; readonly cache: AnswerCache; readonly room?: AnswerRoom };
 
-/** The answer, computed and serialized in the organization's turns (issue 29, item 2). */
+/**
+ * The answer, computed and serialized in the organization's turns (issue 29, item 2);
+ * `dataVersion`: the organization's, read after the request arrived (ReportPlan.dataVersion).
+ */
 export function runTabularReport(
   deps: TabularDeps,
   organization: Organization,
   query: TabularQuery,
   format: Format,
   cancellation?: Cancellation,
+  dataVersion?: string,
 ): Promise<TabularAnswer> {
   return asOrganization(organization.id, () =>
-    tabularAnswer(deps, organization, query, format, cancellation),
+    tabularAnswer(deps, organization, query, format, cancellation, dataVersion),
   );
 }
 
@@ -183,6 +187,7 @@ async function tabularAnswer(
   query: TabularQuery,
   format: Format,
   cancellation?: Cancellation,
+  dataVersion?: string,
 ): Promise<TabularAnswer> {
   const key = tabularCacheKey(organization, query, format);
   const cached = await deps.cache.get(key);
@@ -193,7 +198,7 @@ async function tabularAnswer(
   const cancel = cancellation?.();
   try {
     // Issue 29, item 2: rows built as they are serialized where the engine can, a piece at a time.
-    const plan = planReport(query, organization);
+    const plan = planReport(query, organization, dataVersion);
     const { engine } = deps;
     const { rows, truncated } = await (engine.runInPieces
       ? engine.runInPieces(plan, cancel?.signal)

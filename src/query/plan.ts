@@ -42,6 +42,12 @@ export interface ReportPlan {
   readonly readsLines: boolean;
   /** L7: the row order's keys before T3's (none: T3 alone). */
   readonly sort: readonly SortKey[];
+  /**
+   * organizations.data_version read after the request arrived (with its key, ApiCaller): the
+   * answer holds every change up to it (X1), and the engine need not read it again (issue 29,
+   * item 2: a round trip fewer). Undefined: the engine reads it.
+   */
+  readonly dataVersion?: string;
 }
 
 /** PC1: the comparison period as the echo shows it, and its instants as T1 reads them. */
@@ -58,9 +64,11 @@ const instants = (period: { readonly from: string; readonly to: string }) => ({
 
 const FIRST_ORDER_METRICS: ReadonlySet<MetricId> = new Set(['new_customers', 'returning_customers']);
 
+/** The plan of a query; `dataVersion`: the organization's, read after the request arrived. */
 export function planReport(
   query: TabularQuery,
   organization: { readonly id: string; readonly settings: ReportSettings },
+  dataVersion?: string,
 ): ReportPlan {
   return {
     organizationId: organization.id,
@@ -84,5 +92,6 @@ export function planReport(
       query.metrics.some((id) => metricGrain(id) === 'line') ||
       Object.keys(query.filters).some((id) => dimensionGrain(id as DimensionId) === 'line'),
     sort: query.sort ?? [],
+    ...(dataVersion === undefined ? {} : { dataVersion }),
   };
 }

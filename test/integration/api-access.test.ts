@@ -268,8 +268,10 @@ describe('behind a reverse proxy', () => {
 });
 
 describe('unexpected failures', () => {
-  // A real fault under the running server, for each engine: a table the SQL engine reads, the
-  // data version the columnar engine checks on every request (issue 9).
+  // A real fault under the running server, for each engine: a table the SQL engine reads, a
+  // column of the orders that the columnar engine's build and its SQL fallback both read (issue 9;
+  // the data version it used to read on every request now comes with the key, whose lookup every
+  // route needs, the catalog's too).
   const FAULTS = [
     {
       engine: 'sql',
@@ -280,9 +282,9 @@ describe('unexpected failures', () => {
     },
     {
       engine: 'columnar',
-      table: 'organizations',
-      from: 'data_version',
-      to: 'data_version_gone',
+      table: 'orders',
+      from: 'created_at',
+      to: 'created_at_gone',
       column: true,
     },
   ] as const;

@@ -394,6 +394,7 @@ export class ColumnarReportEngine implements ReportEngine {
         true,
         undefined,
         !plan.readsLines,
+        plan.dataVersion,
       );
       signal?.throwIfAborted();
       if (snapshot) {
@@ -739,7 +740,8 @@ export class ColumnarReportEngine implements ReportEngine {
    * currentSnapshot; `asked`: false for a background preparation, whose new snapshot enters the
    * recency order as the least recently used (placeUnasked); `counted`: its rows, just counted;
    * `ordersWill`: the report reads no line, so the orders of a build still reading its lines will
-   * do (issue 28), when they hold the current data version.
+   * do (issue 28), when they hold the current data version; `known`: that version, read after the
+   * request arrived (ReportPlan.dataVersion), else read here.
    */
   private async snapshotAt(
     organizationId: string,
@@ -747,16 +749,13 @@ export class ColumnarReportEngine implements ReportEngine {
     asked: boolean,
     counted?: SnapshotSize,
     ordersWill = false,
+    known?: string,
   ): Promise<Snapshot | undefined> {
-    const [row] = await this.db.query<{ data_version: string }>(
-      'SELECT data_version FROM organizations WHERE id = $1',
-      [organizationId],
-    );
-    if (!row) {
+    const version = known ?? (await this.dataVersion(organizationId));
+    if (version === undefined) {
       this.drop(organizationId);
       return undefined;
     }
-    const version = String(row.data_version);
     let entry = this.entries.get(organizationId);
     if (entry?.live) return this.upToDate(organizationId, entry, version);
     if (entry?.unsupported && !newer(version, entry.unsupported.version)) return undefined;
@@ -782,6 +781,15 @@ export class ColumnarReportEngine implements ReportEngine {
       await entry.building; // read back: admitted at once
     // Built meanwhile, at this version or an older one (then a delta brings it up to date).
     return entry.live && !entry.building ? this.upToDate(organizationId, entry, version) : ordersOnly();
+  }
+
+  /** The organization's data version, undefined when it no longer exists. */
+  private async dataVersion(organizationId: string): Promise<string | undefined> {
+    const [row] = await this.db.query<{ data_version: string }>(
+      'SELECT data_version FROM organizations WHERE id = $1',
+      [organizationId],
+    );
+    return row && String(row.data_version);
   }
 
   /**
