@@ -5,7 +5,9 @@
 // runs four clients back to back asking its widest answers (five dimensions, limit 100,000) and
 // two-year comparisons (from a thread of their own), and so on in turns for a few rounds (the machine is shared: phases in
 // turns see the same load). Prints the quiet organization's p50/p95 in each phase with the load
-// average, their ratio by round and over all rounds, and the noisy answers served.
+// average, their ratio by round and over all rounds, and the noisy answers served; then the noisy
+// clients alone for a phase, so that what fairness costs the noisy organization shows (its
+// answers a second alone and beside the quiet one).
 // Usage: npm run build --silent && node dist/bench/tenants-fairness.js [orders per organization, default 100000] [seconds per phase, default 20] [rounds, default 3]
 // With BENCH_CPU_PROF=<directory>, the server runs under `node --cpu-prof` and writes its profile there.
 // With BENCH_SERVER_NODE_ARGS="<flags>", the server's node runs with them (say
@@ -144,10 +146,14 @@ async function quietPhase(): Promise<number[]> {
 let noisyAsked = 0;
 
 /**
- * The noisy organization's four clients, back to back, while `quiet` runs, in a thread of their
- * own (bench/tenants-noisy-clients.ts); statuses counted.
+ * The noisy organization's four clients, back to back, while `quiet` runs (by default the quiet
+ * organization's phase, else a wait of the phase's length), in a thread of their own
+ * (bench/tenants-noisy-clients.ts); statuses counted.
  */
-async function besideNoisy(statuses: Record<string, number>): Promise<number[]> {
+async function besideNoisy(
+  statuses: Record<string, number>,
+  quiet: () => Promise<number[]> = quietPhase,
+): Promise<number[]> {
   const noisy = new Worker(new URL('./tenants-noisy-clients.js', import.meta.url), {
     workerData: {
       baseUrl: server.baseUrl,
@@ -161,7 +167,7 @@ async function besideNoisy(statuses: Record<string, number>): Promise<number[]> 
     noisy.once('message', resolve);
     noisy.once('error', reject);
   });
-  const ms = await quietPhase();
+  const ms = await quiet();
   noisy.postMessage('stop');
   const result = await done;
   await noisy.terminate();
@@ -205,6 +211,16 @@ try {
     `all rounds, quiet beside the noisy one: ${figures(noisy)}; noisy answers by status ${JSON.stringify(noisyStatuses)}`,
   );
   console.log(`p95 ratio noisy/alone: ${(percentile(noisy, 95) / percentile(alone, 95)).toFixed(1)}×`);
+  const noisyAlone: Record<string, number> = {};
+  await besideNoisy(noisyAlone, async () => {
+    await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
+    return [];
+  });
+  const perSecond = (statuses: Record<string, number>, seconds: number) =>
+    ((statuses['200'] ?? 0) / seconds).toFixed(1);
+  console.log(
+    `noisy answers a second: ${perSecond(noisyStatuses, SECONDS * ROUNDS)} beside the quiet one, ${perSecond(noisyAlone, SECONDS)} alone (load ${load()})`,
+  );
 } finally {
   await server.stop();
   fs.rmSync(dir, { recursive: true, force: true });
