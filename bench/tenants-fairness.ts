@@ -12,6 +12,7 @@
 // With BENCH_CPU_PROF=<directory>, the server runs under `node --cpu-prof` and writes its profile there.
 // With BENCH_SERVER_NODE_ARGS="<flags>", the server's node runs with them (say
 // `--max-semi-space-size=64`), the bench's own processes without.
+// With BENCH_NOISY_CLIENTS=<n>, the noisy organization runs n clients instead of four.
 // With BENCH_DATABASE_URL=<a PostgreSQL server's URL>, a database of its own is created there for
 // the run (and dropped after) instead of the embedded one.
 import crypto from 'node:crypto';
@@ -32,6 +33,8 @@ import { freePort, startServer } from '../test/helpers/processes.js';
 const ORDERS = Number(process.argv[2] ?? 100_000);
 const SECONDS = Number(process.argv[3] ?? 20);
 const ROUNDS = Number(process.argv[4] ?? 3);
+/** The noisy organization's clients asking back to back (BENCH_NOISY_CLIENTS, default 4). */
+const NOISY_CLIENTS = Number(process.env.BENCH_NOISY_CLIENTS ?? 4);
 const DAYS = 730;
 const today = new Date().toISOString().slice(0, 10);
 const load = () =>
@@ -159,7 +162,7 @@ async function besideNoisy(
       baseUrl: server.baseUrl,
       key: noisyKey,
       queries: [widest, compared],
-      clients: 4,
+      clients: NOISY_CLIENTS,
       askedBefore: noisyAsked,
     },
   });

@@ -21,8 +21,8 @@
 //
 // Which organizations have work under way is counted too: a slice is short while another
 // organization waits (time-slice.ts), because a request of a quiet organization needs several
-// turns of the loop (its key looked up, its data version read, its answer computed and written)
-// and each turn lasts as long as the others' slices. And for RECENT_MS after another
+// turns of the loop (its key and data version looked up, its answer computed and written) and
+// each turn lasts as long as the others' slices. And for RECENT_MS after another
 // organization's work ended: its next request is unseen until the loop reads it from its socket,
 // so it waited for a whole long slice before it counted (measured: 15 ms of the quiet
 // organization's 45 at the median, docs/operations.md).
