@@ -65,7 +65,8 @@ const lastEnded: { organizationId: string; at: number }[] = [];
 function noteEnded(organizationId: string): void {
   if (organizationId === UNKNOWN_ORGANIZATION) return;
   const at = performance.now();
-  if (lastEnded[0]?.organizationId === organizationId) (lastEnded[0] as { at: number }).at = at;
+  const latest = lastEnded[0];
+  if (latest?.organizationId === organizationId) latest.at = at;
   else {
     lastEnded.unshift({ organizationId, at });
     lastEnded.length = Math.min(lastEnded.length, 2);
