@@ -10,6 +10,7 @@ import { createOrganization } from '../../src/domain/organizations.js';
 import { importOrderRecords } from '../../src/ingest/import.js';
 import { buildSnapshot, type SnapshotSource } from '../../src/metrics/columnar/build-snapshot.js';
 import { readDelta, REBUILD } from '../../src/metrics/columnar/delta.js';
+import { newProgress } from '../../src/metrics/columnar/build-progress.js';
 import { BinaryCopyRows, epochSeconds, numericCents } from '../../src/metrics/columnar/copy-binary.js';
 import type { Part, Snapshot } from '../../src/metrics/columnar/snapshot.js';
 import { engine, openTestDatabase, testOn, type TestDatabase } from '../helpers/database.js';
@@ -259,6 +260,41 @@ describe('columnar snapshot read path', () => {
     const other = await buildSnapshot(source, b, { maxBytes: 1 << 24, chunkRows: 50 });
     assert.ok(other && !('reason' in other));
     assert.deepStrictEqual(ordersOf(other.view()), await ordersBySql(database.db, b));
+  });
+
+  testOn('embedded', 'the next pages are asked for while the last ones are decoded (issue 28)', async () => {
+    const { db } = database;
+    const org = (await createOrganization(db, { name: 'Pages en file' })).id;
+    const result = await importOrderRecords(db, org, orders('p', 6000, 900));
+    assert.equal(result.imported, 6000, JSON.stringify(result.errors));
+    const progress = newProgress('embedded');
+    /** For each statement of orders: the rows the earlier ones sent, and those decoded, at its start. */
+    const starts: { sent: number; decoded: number }[] = [];
+    let sent = 0;
+    const watched: SnapshotSource = {
+      ...source,
+      copyOut: async (sql, onData) => {
+        if (!sql.includes('FROM orders')) return db.copyOut(sql, onData);
+        starts.push({ sent, decoded: progress.read });
+        const counted = new BinaryCopyRows(14, () => sent++);
+        await db.copyOut(sql, (data, from, to) => {
+          counted.write(data, from, to);
+          return onData(data, from, to);
+        });
+        counted.end();
+      },
+    };
+    // About 1,500 orders a statement: some 350 kB, decoded over several turns of the event loop.
+    const live = await buildSnapshot(watched, org, { maxBytes: 1 << 26, chunkRows: 2000, progress });
+    assert.ok(live && !('reason' in live));
+    assert.deepStrictEqual(ordersOf(live.view()), await ordersBySql(db, org));
+    assert.ok(starts.length >= 3, `${starts.length} statements`);
+    assert.equal(sent, 6000);
+    const overlapped = starts.filter(({ sent, decoded }) => decoded < sent);
+    assert.ok(
+      overlapped.length >= starts.length - 2,
+      `statements started before the rows before them were decoded: ${JSON.stringify(starts)}`,
+    );
   });
 
   test('lines read after their orders find them, in one statement or in chunks of pages; a line written in between is left to the delta (issue 28)', async () => {

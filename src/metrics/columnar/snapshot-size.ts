@@ -55,7 +55,7 @@ async function linesByPages(
 }
 
 /**
- * Issue 28, PostgreSQL: what a build needs before it reads the orders, in one short statement: its
+ * Issue 28: what a build needs before it reads the orders, in one short statement: its
  * orders exactly and its lines up to `limit` (enough to choose its lane, and to know whether it has
  * any): 174 ms in psql at a million orders. The whole count, whose lines took about 0.3 s of the
  * database and 0.8 s of a starting server at a million orders, comes once the orders are read.
