@@ -8,7 +8,7 @@
 import { ByteCodes } from './byte-codes.js';
 
 export class OrderKeys {
-  private readonly keys = new ByteCodes();
+  private readonly keys: ByteCodes;
   /** The order (its index among the pushed ones) of each key code. */
   private orders: Int32Array;
   /** The key code last found: the next line's is most often the same or the next one. */
@@ -24,6 +24,7 @@ export class OrderKeys {
     private readonly unique = false,
   ) {
     this.orders = new Int32Array(Math.max(16, capacity));
+    this.keys = new ByteCodes(undefined, capacity); // room for every order read
   }
 
   /**
