@@ -1,5 +1,6 @@
 // buildApp(config, deps) returns the server without listening (tests call it in-process too).
 import crypto from 'node:crypto';
+import path from 'node:path';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, {
@@ -21,7 +22,8 @@ import { ColdStart } from './metrics/columnar/cold-start.js';
 import { LimitedReportEngine } from './metrics/limited-engine.js';
 import { ReportSlots } from './limits/report-slots.js';
 import { AnswerBudget } from './limits/answer-budget.js';
-import { loadTimeZones, type TimeZones } from './metrics/time-zones.js';
+import { loadTimeZones, savedTimeZones, TIME_ZONES_FILE, type TimeZones } from './metrics/time-zones.js';
+import { pgliteVersion } from './db/embedded.js';
 import { errorBody, sendError } from './api/error-response.js';
 import { reportsApi } from './api/reports-api.js';
 import { openApi } from './api/openapi.js';
@@ -212,8 +214,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   let zones: Promise<TimeZones> | undefined;
+  // Issue 28: an embedded database's list is kept in its DATA_DIR (savedTimeZones).
+  const loadZones = (): Promise<TimeZones> =>
+    deps.db.engine === 'embedded' && config.databaseUrl === undefined
+      ? savedTimeZones(deps.db, path.join(config.dataDir, TIME_ZONES_FILE), pgliteVersion())
+      : loadTimeZones(deps.db);
   const timeZones = (): Promise<TimeZones> => {
-    zones ??= loadTimeZones(deps.db).catch((error: unknown) => {
+    zones ??= loadZones().catch((error: unknown) => {
       zones = undefined; // try again on the next request
       throw error;
     });

@@ -25,8 +25,11 @@ async function prepareDatabase(config: Config, db: Database): Promise<DemoAccess
 }
 
 /** The database opened and prepared; closed again if its preparation fails. */
-async function openPrepared(config: Config): Promise<{ db: Database; demo: DemoAccess | undefined }> {
-  const db = await openDatabase(config, { role: 'server' });
+async function openPrepared(
+  config: Config,
+  onHostStarting: () => void,
+): Promise<{ db: Database; demo: DemoAccess | undefined }> {
+  const db = await openDatabase(config, { role: 'server', onHostStarting });
   try {
     return { db, demo: await prepareDatabase(config, db) };
   } catch (error) {
@@ -40,8 +43,17 @@ export async function serve(config: Config): Promise<void> {
   // Issue 28: PGlite starts in its worker thread while this thread loads the server's modules and
   // builds its routes, a second or two each on a 2-core machine. The app reaches the
   // database through a stand-in that waits for the preparation, so that nothing it starts (the
-  // snapshots' read-back, the time zones) reads a schema not yet migrated.
-  const prepared = openPrepared(config);
+  // snapshots' read-back, the time zones) reads a schema not yet migrated. The modules are loaded
+  // once PGlite's worker has been started: loaded first, they held this thread for about half a
+  // second before the worker could start (its WebAssembly compiled, the thread made), and PGlite's
+  // own start (a second) came after them instead of beside them.
+  let hostStarting = (): void => undefined;
+  const modulesMayLoad =
+    config.databaseUrl === undefined
+      ? new Promise<void>((resolve) => (hostStarting = resolve))
+      : Promise.resolve();
+  const prepared = openPrepared(config, () => hostStarting());
+  void prepared.finally(() => hostStarting()).catch(() => undefined); // not hosted here, or failed
   const db = deferredDatabase(
     // A database that failed to open stops the start below, with its own message; the app, closed
     // then, is not also made to log it from each of its first queries.
@@ -51,7 +63,9 @@ export async function serve(config: Config): Promise<void> {
     ),
     { engine: config.databaseUrl === undefined ? 'embedded' : 'postgres', secretKey: config.secretKey },
   );
-  const building = import('./app.js').then(({ buildApp }) => buildApp(config, { db }));
+  const building = modulesMayLoad
+    .then(() => import('./app.js'))
+    .then(({ buildApp }) => buildApp(config, { db }));
   building.catch(() => undefined); // awaited below, after the database
   let opened: Awaited<typeof prepared> | undefined;
   let app: Awaited<typeof building> | undefined;

@@ -299,6 +299,11 @@ export interface OpenOptions {
   /** 'server' insists on hosting the embedded database; 'cli' joins a running host. */
   role: HostRole;
   poolSize?: number;
+  /**
+   * Issue 28: called once this process has started PGlite's worker thread (embedded, hosting it),
+   * before PGlite itself has started: the server loads its modules after it (serve.ts).
+   */
+  onHostStarting?: () => void;
 }
 
 function newPool(config: pg.PoolConfig): pg.Pool {
@@ -311,7 +316,7 @@ function newPool(config: pg.PoolConfig): pg.Pool {
 async function openEmbedded(config: Config, options: OpenOptions): Promise<Database> {
   let host: EmbeddedHost | undefined;
   for (let waited = 0; ; waited += 250) {
-    host = await startHost(config.dataDir, options.role);
+    host = await startHost(config.dataDir, options.role, options.onHostStarting);
     if (host) break;
     const other = findHost(config.dataDir);
     if (other && options.role === 'cli') {

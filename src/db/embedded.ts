@@ -149,10 +149,24 @@ function pgliteModule(): Promise<CompiledPglite | undefined> {
   return compiledPglite;
 }
 
-async function startWorker(dataDir: string, socketPath: string): Promise<Worker> {
+/** PGlite's package version: its bundled files (the time zones among them) go with it. */
+export function pgliteVersion(): string {
+  try {
+    const main = new URL(import.meta.resolve('@electric-sql/pglite'));
+    const manifest = JSON.parse(fs.readFileSync(new URL('../package.json', main), 'utf8')) as {
+      version?: unknown;
+    };
+    return String(manifest.version);
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function startWorker(dataDir: string, socketPath: string, onStarting?: () => void): Promise<Worker> {
   const worker = new Worker(new URL('./embedded-host.js', import.meta.url), {
     workerData: { dataDir: path.join(dataDir, 'pgdata'), socketPath, pgliteModule: await pgliteModule() },
   });
+  onStarting?.();
   return new Promise((resolve, reject) => {
     worker.once('message', (message: { type: string; message?: string }) => {
       if (message.type === 'ready') resolve(worker);
@@ -164,9 +178,14 @@ async function startWorker(dataDir: string, socketPath: string): Promise<Worker>
 
 /**
  * Starts hosting dataDir in this process. Returns undefined when another live process hosts it
- * (the caller then connects to that host's socket).
+ * (the caller then connects to that host's socket). onStarting: called once PGlite's worker thread
+ * has been started, before PGlite is ready.
  */
-export async function startHost(dataDir: string, role: HostRole): Promise<EmbeddedHost | undefined> {
+export async function startHost(
+  dataDir: string,
+  role: HostRole,
+  onStarting?: () => void,
+): Promise<EmbeddedHost | undefined> {
   const socketDir = socketDirFor(dataDir);
   makePrivate(dataDir); // finding 12: before the lock file and PGlite's files are written
   if (!tryLock(dataDir, { ...ownMark, role, socketDir })) return undefined;
@@ -174,7 +193,7 @@ export async function startHost(dataDir: string, role: HostRole): Promise<Embedd
   let worker: Worker;
   try {
     fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
-    worker = await startWorker(dataDir, path.join(socketDir, SOCKET_NAME));
+    worker = await startWorker(dataDir, path.join(socketDir, SOCKET_NAME), onStarting);
   } catch (error) {
     release();
     throw error;
