@@ -5,7 +5,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { deferredDatabase } from './db/deferred-database.js';
 import { migrate } from './db/migrate.js';
 import { schemaIsCurrent } from './db/schema-version.js';
-import { seedDemo, printDemo, type DemoAccess } from './demo/seed.js';
+import type { DemoAccess } from './demo/seed.js';
 import { recoverInterruptedImports } from './ingest/jobs.js';
 import { releaseAllLeases } from './ingest/connectors/connections.js';
 
@@ -19,9 +19,10 @@ async function prepareDatabase(config: Config, db: Database): Promise<DemoAccess
   const interrupted = await recoverInterruptedImports(db, { everyJob: db.engine === 'embedded' });
   if (interrupted > 0) process.stderr.write(`${interrupted} import(s) interrompu(s) marqué(s) en échec\n`);
   if (db.engine === 'embedded') await releaseAllLeases(db);
-  return config.demo
-    ? await seedDemo(db, config.demoDays, (line) => process.stderr.write(`${line}\n`))
-    : undefined;
+  if (!config.demo) return undefined;
+  // Loaded only for the demo: a tenth of a second of modules before PGlite's worker could start.
+  const { seedDemo } = await import('./demo/seed.js');
+  return seedDemo(db, config.demoDays, (line) => process.stderr.write(`${line}\n`));
 }
 
 /** The database opened and prepared; closed again if its preparation fails. */
@@ -84,7 +85,7 @@ export async function serve(config: Config): Promise<void> {
   const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
   // The demo key and password go to the terminal (stderr), never into the JSON log stream on
   // stdout that a log collector keeps (issue 7, finding 9).
-  if (demo) printDemo(demo, baseUrl, process.stderr);
+  if (demo) (await import('./demo/seed.js')).printDemo(demo, baseUrl, process.stderr);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
