@@ -54,8 +54,12 @@ interface SavedZones {
 const isTexts = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((v) => typeof v === 'string');
 
+/** A file's bytes at most (the list is about 20 kB): anything larger is not read. */
+const MAX_FILE_BYTES = 1 << 20;
+
 function readSaved(file: string, key: string): SavedZones | undefined {
   try {
+    if (fs.statSync(file).size > MAX_FILE_BYTES) return undefined;
     const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Record<keyof SavedZones, unknown>>;
     if (saved.key !== key || !isTexts(saved.names) || saved.names.length === 0) return undefined;
     if (!isTexts(saved.beforeYear1) || !isTexts(saved.afterYear9999)) return undefined;
@@ -90,7 +94,8 @@ export async function savedTimeZones(
   };
   const temporary = `${file}.${process.pid}.tmp`;
   try {
-    fs.writeFileSync(temporary, JSON.stringify(written), { mode: 0o600 });
+    // A new file only: never written through a link (or anything else) left at that name.
+    fs.writeFileSync(temporary, JSON.stringify(written), { mode: 0o600, flag: 'wx' });
     fs.renameSync(temporary, file);
   } catch {
     fs.rmSync(temporary, { force: true });

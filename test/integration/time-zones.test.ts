@@ -62,6 +62,23 @@ describe('the time zones kept in a file (issue 28, P5)', () => {
     fs.writeFileSync(file, JSON.stringify({ ...saved, names: 'Europe/Paris' }));
     same(await savedTimeZones(db, file, '1.0.1'));
     assert.equal(zoneReads, 7, 'names that are not a list of texts');
+    const valid = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, valid + ' '.repeat(1 << 20));
+    same(await savedTimeZones(db, file, '1.0.1'));
+    assert.equal(zoneReads, 8, 'a file over its bound is not read');
+    assert.ok(fs.statSync(file).size < 1 << 20, 'and is written again');
+  });
+
+  test('a link left where the file is written is not followed', async () => {
+    const file = path.join(dir, 'linked.json');
+    const target = path.join(dir, 'elsewhere.txt');
+    fs.writeFileSync(target, 'untouched');
+    fs.symlinkSync(target, `${file}.${process.pid}.tmp`);
+    assert.ok((await savedTimeZones(db, file, '2.0.0')).has('Europe/Paris'));
+    assert.equal(fs.readFileSync(target, 'utf8'), 'untouched');
+    assert.ok(!fs.existsSync(`${file}.${process.pid}.tmp`), 'the link is removed');
+    assert.ok(!fs.existsSync(file), 'nothing written this time');
+    fs.rmSync(target);
   });
 
   test('a file that cannot be written changes nothing but the next start', async () => {
