@@ -253,6 +253,12 @@ class PoolDatabase implements Database {
   }
 
   async copyOut(sql: string, onData: CopyReader): Promise<void> {
+    // Issue 28: the database hosted here runs it beside the socket, its output posted back as it
+    // comes (direct-copy.ts); through the socket, PGlite's thread held it until the statement ended.
+    if (this.host !== undefined) {
+      await this.host.copyOut(sql, onData);
+      return;
+    }
     const client = await this.checkout();
     let finished = false;
     try {

@@ -2,10 +2,10 @@
 // so the server, the `sales-metrics` command and psql all reach it through the same pg client.
 import net from 'node:net';
 import fs from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
-import { SessionQueue } from './session-queue.js';
+import { queryMessage, SessionQueue } from './session-queue.js';
 
 interface HostOptions {
   dataDir: string;
@@ -14,11 +14,24 @@ interface HostOptions {
   pgliteModule?: PGliteOptions['pgliteWasmModule'];
 }
 
+/**
+ * PGlite's buffer pool (PostgreSQL's 128 MB by default). Issue 28: making its 128 MB was half of
+ * PGlite's start, about 0.35 s of every server's and command's (32 MB: 0.58–0.63 s to open a
+ * database of a million orders, against 0.92–0.98 s), and first imports of a million orders with
+ * their lines took as long with 32 MB (92.6 and 93.2 s against 93.7 s): the operating system's page
+ * cache holds the files either way (docs/decisions.md).
+ */
+const SHARED_BUFFERS = '32MB';
+
 async function main(): Promise<void> {
   const { dataDir, socketPath, pgliteModule } = workerData as HostOptions;
   const port = parentPort;
   if (!port) throw new Error('embedded-host must run in a worker thread');
-  const db = await PGlite.create({ dataDir, ...(pgliteModule ? { pgliteWasmModule: pgliteModule } : {}) });
+  const db = await PGlite.create({
+    dataDir,
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
+    ...(pgliteModule ? { pgliteWasmModule: pgliteModule } : {}),
+  });
   const handlers = new Set<PGLiteSocketHandler>();
   const queue = new SessionQueue(db, (handlerId) => {
     for (const handler of handlers) if (handler.handlerId === handlerId) void handler.detach(true);
@@ -40,7 +53,11 @@ async function main(): Promise<void> {
     server.listen(socketPath, () => resolve());
   });
   fs.chmodSync(socketPath, 0o600);
-  port.on('message', (message: { type: string }) => {
+  port.on('message', (message: { type: string; id?: number; sql?: string }) => {
+    if (message.type === 'copy') {
+      directCopy(queue, port, message.id as number, message.sql as string);
+      return;
+    }
     if (message.type !== 'close') return;
     server.close();
     void Promise.allSettled([...handlers].map((h) => h.detach(true)))
@@ -51,6 +68,34 @@ async function main(): Promise<void> {
       });
   });
   port.postMessage({ type: 'ready' });
+}
+
+/** The session queue's name for the hosting process's own statements (pglite-socket's are positive). */
+const DIRECT = -1;
+
+/**
+ * Issue 28: a COPY … TO STDOUT of the process hosting the database, its output posted to it as it
+ * comes (DirectCopy in embedded.ts) rather than written to the socket. This thread's event loop
+ * does not run while PGlite executes a statement, so what a statement writes to the socket waits
+ * there until the next statement has run: a posted message reaches the other thread at once, and
+ * the next statement, sent before this one's output was read, runs right after it.
+ */
+function directCopy(queue: SessionQueue, port: MessagePort, id: number, sql: string): void {
+  queue
+    .enqueue(DIRECT, queryMessage(sql), (data) => {
+      // A piece of the queue's own (GatheredOutput): its memory moves to the other thread.
+      const piece = data as Buffer;
+      port.postMessage({ type: 'copy-data', id, data: piece }, [piece.buffer as ArrayBuffer]);
+    })
+    .then(
+      () => port.postMessage({ type: 'copy-end', id }),
+      (error: unknown) =>
+        port.postMessage({
+          type: 'copy-end',
+          id,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+    );
 }
 
 main().catch((error: unknown) => {

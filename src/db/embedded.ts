@@ -8,6 +8,8 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { PGliteOptions } from '@electric-sql/pglite';
+import type { CopyReader } from './copy-out.js';
+import { DirectCopies } from './direct-copy.js';
 import { keepPrivate, makePrivate } from './private-files.js';
 import { errorFields } from '../errors.js';
 import { isRunning, ownMark } from './process-identity.js';
@@ -24,6 +26,12 @@ export interface HostRecord {
 
 export interface EmbeddedHost {
   readonly socketDir: string;
+  /**
+   * Issue 28: a COPY … TO STDOUT run for this process beside the socket's connections, its output
+   * posted by PGlite's thread as it comes (embedded-host.ts, directCopy). Each call is sent at
+   * once: a statement asked for before the last one's output is read runs right after it.
+   */
+  copyOut(sql: string, onData: CopyReader): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -211,15 +219,21 @@ export async function startHost(
     release();
     process.exit(1);
   });
+  const copies = new DirectCopies(worker);
   return {
     socketDir,
+    copyOut: (sql, onData) => copies.run(sql, onData),
     close() {
       closing ??= new Promise<void>((resolve) => {
         const timer = setTimeout(() => void worker.terminate().then(() => resolve()), 10_000);
-        worker.once('message', () => {
+        const closed = (message: { type?: string }): void => {
+          if (message.type !== 'closed') return;
+          worker.off('message', closed);
           clearTimeout(timer);
           void worker.terminate().then(() => resolve());
-        });
+        };
+        worker.on('message', closed);
+        copies.closing();
         worker.postMessage({ type: 'close' });
       }).finally(() => {
         stopKeepingPrivate();
