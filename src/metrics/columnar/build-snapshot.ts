@@ -137,9 +137,11 @@ export async function buildSnapshot(
   const whole = db.engine !== 'embedded' || expected <= chunkRows;
   // Section 15: the orders' keys are kept only when the organization has lines to read; read in one
   // statement, no order comes twice (read by pages, a row the table moved may).
-  const keys = sized.lines > 0 ? new OrderKeys(expected + 64, whole) : undefined;
+  // Room for the orders expected, no more than the budget's: past a bound, `expected` is an estimate.
+  const room = Math.min(expected, maxOrders) + 64;
+  const keys = sized.lines > 0 ? new OrderKeys(room, whole) : undefined;
   let linesRead = 0;
-  const columns = new OrderColumns(expected + 64, live.codes, maxOrders, keys, options.customerBatchOrders);
+  const columns = new OrderColumns(room, live.codes, maxOrders, keys, options.customerBatchOrders);
   const id = BigInt(organizationId); // an integer, written out by BigInt
   const orderRows: RowReader = {
     fieldCount: ORDERS.fieldCount,
@@ -238,50 +240,76 @@ function copy(db: SnapshotSource, sql: string, reader: RowReader): Promise<void>
   return db.copyOut(sql, onData).then(() => rows.end());
 }
 
-/** The bytes a received COPY output is kept in, decoded a piece per turn of the event loop. */
-const PIECE_BYTES = 1 << 16;
+/**
+ * A COPY's whole output as it came, none of it decoded yet: the socket's own pieces, kept rather
+ * than copied (copyOut hands over pieces nothing writes again), and where each message's bytes lie
+ * in them, a (piece, from, to) triple a row or a part of one.
+ */
+class HeldOutput {
+  readonly pieces: Buffer[] = [];
+  ranges = new Int32Array(3 * 8192);
+  used = 0;
 
-/** A COPY's whole output, copied into pieces of PIECE_BYTES as it comes, none decoded yet. */
-async function received(db: SnapshotSource, sql: string): Promise<Buffer[]> {
-  const pieces: Buffer[] = [];
-  let piece = Buffer.allocUnsafe(PIECE_BYTES);
-  let used = 0;
-  await db.copyOut(sql, (data, from, to) => {
-    while (from < to) {
-      const take = Math.min(to - from, PIECE_BYTES - used);
-      data.copy(piece, used, from, from + take);
-      used += take;
-      from += take;
-      if (used === PIECE_BYTES) {
-        pieces.push(piece);
-        piece = Buffer.allocUnsafe(PIECE_BYTES);
-        used = 0;
-      }
+  add(data: Buffer, from: number, to: number): void {
+    const last = this.pieces.length - 1;
+    const piece = this.pieces[last] === data ? last : this.pieces.push(data) - 1;
+    if (this.used + 3 > this.ranges.length) {
+      const grown = new Int32Array(this.ranges.length * 2);
+      grown.set(this.ranges);
+      this.ranges = grown;
     }
-  });
-  if (used > 0) pieces.push(piece.subarray(0, used));
-  return pieces;
+    this.ranges[this.used] = piece;
+    this.ranges[this.used + 1] = from;
+    this.ranges[this.used + 2] = to;
+    this.used += 3;
+  }
 }
 
-/** A received COPY output's rows to the reader, a piece per turn of the event loop. */
-async function decoded(pieces: readonly Buffer[], reader: RowReader): Promise<void> {
+/** A COPY's whole output, held as it comes, none of it decoded (HeldOutput). */
+async function received(db: SnapshotSource, sql: string): Promise<HeldOutput> {
+  const output = new HeldOutput();
+  await db.copyOut(sql, (data, from, to) => output.add(data, from, to));
+  return output;
+}
+
+/** Bytes decoded between two turns of the event loop. */
+const TURN_BYTES = 1 << 16;
+
+/** A held COPY output's rows to the reader, some TURN_BYTES of them a turn of the event loop. */
+async function decoded(output: HeldOutput, reader: RowReader): Promise<void> {
   const rows: BinaryCopyRows = new BinaryCopyRows(reader.fieldCount, (data) => reader.onRow(data, rows));
-  for (const piece of pieces) {
-    rows.write(piece, 0, piece.length);
-    await reader.afterPiece?.();
-    await nextTurn();
+  const { pieces, ranges, used } = output;
+  let bytes = 0;
+  for (let at = 0; at < used; at += 3) {
+    const from = ranges[at + 1] as number;
+    const to = ranges[at + 2] as number;
+    rows.write(pieces[ranges[at] as number] as Buffer, from, to);
+    bytes += to - from;
+    if (bytes >= TURN_BYTES) {
+      bytes = 0;
+      await reader.afterPiece?.();
+      await nextTurn();
+    }
   }
+  await reader.afterPiece?.();
   rows.end();
 }
+
+/**
+ * Statements' outputs held at once: the one being decoded and the next one, asked for meanwhile
+ * (on the database this process hosts, it runs as soon as the one before has). A third made the
+ * lines' read slower, and the orders' no faster: this thread decodes slower than PGlite reads.
+ */
+const HELD_OUTPUTS = 2;
 
 /**
  * The embedded database's read of a table by ranges of pages (byPages), each statement's output
  * decoded while the next statement runs (issue 28). PGlite makes a statement's whole output at
  * once, then waits for the next statement: decoded as it came, each statement waited for the
  * decoding of the one before, and each thread idled about half of a million orders' read (a
- * trace of the statements: 80–130 ms each in PGlite, about as long between two). At most one
- * statement's output waits for its decoding (some 11 MB of orders), and the rows reach the reader
- * in the table's order, as before.
+ * trace of the statements: 80–130 ms each in PGlite, about as long between two). A statement is
+ * sent once fewer than HELD_OUTPUTS outputs are held (some 11 MB each of orders), and the rows
+ * reach the reader in the table's order, as before.
  */
 async function pipelined(
   db: SnapshotSource,
@@ -290,13 +318,18 @@ async function pipelined(
   sql: (pages: Pages) => string,
   reader: RowReader,
 ): Promise<void> {
+  const decodes: Promise<void>[] = []; // each statement's decoding, after the one before it
   let decoding: Promise<void> = Promise.resolve();
   try {
     await byPages(db, table, chunkRows, async (pages) => {
-      const output = await received(db, sql(pages));
-      await decoding;
-      decoding = decoded(output, reader);
-      decoding.catch(() => undefined); // seen by the next statement's `await decoding`, or below
+      const due = decodes.length - HELD_OUTPUTS;
+      if (due >= 0) await decodes[due];
+      // Sent now: on the database this process hosts, it runs as soon as the last one has.
+      const output = received(db, sql(pages));
+      output.catch(() => undefined); // seen by its decoding
+      decoding = decoding.then(async () => decoded(await output, reader));
+      decoding.catch(() => undefined); // seen by a next statement's wait, or below
+      decodes.push(decoding);
     });
   } catch (error) {
     await decoding.catch(() => undefined); // no row decoded once the build has given up
