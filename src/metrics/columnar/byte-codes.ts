@@ -224,6 +224,46 @@ export class ByteCodes {
    * The table made again with at least `slots` slots (at most 3/4 full), codes in order: of two
    * equal keys (append), the first one's slot comes first on the probe.
    */
+  /**
+   * Issue 28: the table made for the keys appended so far (append), each key appended again after
+   * its first code given for that first code (code → first code); empty when no key came twice.
+   * A lookup finds a key at its first code either way: this says which later codes repeat one.
+   */
+  indexRepeats(): Map<number, number> {
+    const repeats = new Map<number, number>();
+    let slots = this.slots.length;
+    while (4 * this.size > 3 * slots) slots *= 2;
+    this.slots = new Int32Array(slots);
+    this.unindexed = false;
+    const mask = slots - 1;
+    for (let c = 0; c < this.size; c++) {
+      const hash = this.hashes[c] as number;
+      let slot = hash & mask;
+      for (
+        let found = (this.slots[slot] as number) - 1;
+        found >= 0;
+        found = (this.slots[slot] as number) - 1
+      ) {
+        if (this.hashes[found] === hash && this.sameKeys(found, c)) break;
+        slot = (slot + 1) & mask;
+      }
+      const found = (this.slots[slot] as number) - 1;
+      if (found >= 0) repeats.set(c, found);
+      else this.slots[slot] = c + 1;
+    }
+    return repeats;
+  }
+
+  private sameKeys(a: number, b: number): boolean {
+    const at = this.at[b] as number;
+    return this.equals(
+      a,
+      this.blocks[at >>> BLOCK_BITS] as Uint8Array,
+      at & (BLOCK_BYTES - 1),
+      this.lengths[b] as number,
+    );
+  }
+
   private rehash(slots: number): void {
     while (4 * this.size > 3 * slots) slots *= 2;
     this.slots = new Int32Array(slots);

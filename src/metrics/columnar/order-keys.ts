@@ -13,13 +13,15 @@ export class OrderKeys {
   private orders: Int32Array;
   /** The key code last found: the next line's is most often the same or the next one. */
   private last = -1;
+  /** Keys appended again (a row read twice), made to find their first order before any lookup. */
+  private repeats: number | undefined;
 
   constructor(
     capacity: number,
     /**
-     * Issue 28: the orders come from one statement, so no key twice: each is appended, the hash
-     * table made only if a line's order is not where the previous line's was (the lines' read, not
-     * the orders', pays for it).
+     * Issue 28: the orders come from one statement, so no key twice: the hash table is made only
+     * if a line's order is not where the previous line's was (the lines' read, not the orders',
+     * pays for it). Otherwise (read by pages) a key may come twice, found out at the first lookup.
      */
     private readonly unique = false,
   ) {
@@ -28,30 +30,30 @@ export class OrderKeys {
   }
 
   /**
-   * Order i's key: data[from, to), from its store id to its external id's end.
-   * A key read twice (a row the table moved while the build read it by pages) keeps its first
-   * order: the order changed after the build's data version, and the first delta reads it again.
+   * Order i's key: data[from, to), from its store id to its external id's end, appended without a
+   * lookup (issue 28: looked up one at a time as the orders were read by pages, they took about
+   * 0.3 s of a million orders' read, before the first report could be answered).
    */
   add(i: number, data: Uint8Array, from: number, to: number): void {
-    const before = this.keys.size;
-    const code = this.unique
-      ? this.keys.append(data, from, to - from)
-      : this.keys.code(data, from, to - from);
-    if (code < before) return;
+    const code = this.keys.append(data, from, to - from);
     if (code === this.orders.length) {
       const bigger = new Int32Array(Math.ceil(this.orders.length * 1.5));
       bigger.set(this.orders);
       this.orders = bigger;
     }
     this.orders[code] = i;
+    this.repeats = undefined;
   }
 
   /**
    * The order with the key data[from, to), -1 for none: the line's order was written after the
    * orders were read (after the build's data version too, so the first delta reads it with its
-   * lines).
+   * lines). A key read twice (a row the table moved while the build read it by pages) finds its
+   * first order: the order changed after the build's data version, and the first delta reads it
+   * again.
    */
   find(data: Uint8Array, from: number, to: number): number {
+    if (this.repeats === undefined) this.indexRepeats();
     // The lines lie in the table much as their orders do (written together), and both are read in
     // the table's order: a line's key is most often its predecessor's or the next order's, checked
     // where it lies, without the hash table's random reads (the bulk of a line's decoding at
@@ -66,7 +68,20 @@ export class OrderKeys {
     return this.orders[code] as number;
   }
 
+  /** Keys held, each once. */
   get size(): number {
-    return this.keys.size;
+    if (this.repeats === undefined) this.indexRepeats();
+    return this.keys.size - (this.repeats ?? 0);
+  }
+
+  /** Each repeated key's later codes made to give its first order (the table made with them). */
+  private indexRepeats(): void {
+    if (this.unique) {
+      this.repeats = 0; // none: the table is made by the first lookup that needs it
+      return;
+    }
+    const repeats = this.keys.indexRepeats();
+    for (const [code, first] of repeats) this.orders[code] = this.orders[first] as number;
+    this.repeats = repeats.size;
   }
 }

@@ -77,6 +77,40 @@ test('ByteCodes.append: codes in order, found once looked up; a key appended twi
   assert.equal(codes.size, 303);
 });
 
+test('ByteCodes.indexRepeats (issue 28): the table made for appended keys says which later codes repeat an earlier key; lookups find the first', () => {
+  const codes = new ByteCodes();
+  const key = (text: string) => Buffer.from(text, 'utf8');
+  const texts = Array.from({ length: 2000 }, (_, n) => `commande ${n % 1500}`); // 500 repeats
+  texts.push('commande 7', ''); // one more repeat, and the empty key
+  texts.push(''); // the empty key twice
+  texts.forEach((text, n) => assert.equal(codes.append(key(text), 0, key(text).length), n));
+  const repeats = codes.indexRepeats();
+  assert.equal(repeats.size, 502);
+  for (let n = 1500; n < 2000; n++) assert.equal(repeats.get(n), n - 1500);
+  assert.equal(repeats.get(2000), 7);
+  assert.equal(repeats.get(2002), 2001);
+  assert.equal(repeats.has(1499), false);
+  texts.forEach((text, n) =>
+    assert.equal(codes.find(key(text), 0, key(text).length), repeats.get(n) ?? n, text),
+  );
+  assert.equal(codes.find(key('commande 1500'), 0, 13), -1);
+  assert.deepEqual([...new ByteCodes().indexRepeats()], []);
+});
+
+test('OrderKeys read by pages (issue 28): a key read twice, anywhere, finds its first order, the line after it too', () => {
+  const keys = new OrderKeys(4);
+  const ids = Array.from({ length: 300 }, (_, n) => `#${n}`);
+  ids.forEach((id, i) => keys.add(i, ...keyed(1, id, i % 3)));
+  keys.add(300, ...keyed(1, '#5', 0)); // #5 read again after the others, then #6's line follows it
+  keys.add(301, ...keyed(1, '#6', 1));
+  // A line of #5 then of #6: their guesses (the codes after the last found) land on the repeats.
+  assert.equal(keys.find(...keyed(1, '#299', 2)), 299);
+  assert.equal(keys.find(...keyed(1, '#5', 2)), 5);
+  assert.equal(keys.find(...keyed(1, '#6', 0)), 6);
+  assert.equal(keys.find(...keyed(1, '#7', 0)), 7);
+  assert.equal(keys.size, 300);
+});
+
 test('LineColumns: lines read in any order land in their order’s range of the part, in the order they came (L1)', () => {
   const lines = new LineColumns(3, new LineCodes(), (cents) => cents);
   const line = (quantity: number) => ({
