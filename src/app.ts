@@ -133,8 +133,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
   });
   // Requests under way (their socket's answer not yet finished or closed): the schemas are
-  // compiled in the background only while there are none.
+  // compiled in the background only while there are none, and while the start's snapshots are not
+  // being prepared (below): a starting server's first build waited a quarter of a second behind
+  // them, statement after statement (issue 28). A request compiles what it needs itself.
   let underWay = 0;
+  let preparing = (): boolean => false;
   app.addHook('onRequest', async (_request, reply) => {
     underWay++;
     reply.raw.once('close', () => underWay--);
@@ -142,7 +145,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onListen', async () =>
     compilers.compileRest(
       (err: unknown) => app.log.error({ err }, 'route schema failed to compile'),
-      () => underWay > 0,
+      () => underWay > 0 || preparing(),
     ),
   );
   // Security headers on every answer (finding 11): scripts and styles from this origin only, no
@@ -251,6 +254,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       onError: (err: unknown) => app.log.warn({ err }, 'report snapshot preparation failed'),
     });
     cold.start();
+    preparing = () => cold.preparing || computing.buildsUnderWay;
     // Listening waits for the saved files' read-back (bounded), not for any build.
     // Then the scan's loops warmed on what was read back (bounded), for the first report's sake.
     app.addHook('onReady', async () => {

@@ -46,6 +46,8 @@ export class ColdStart {
   private seen = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Until the first pass has prepared every organization it takes (or failed, or stopped). */
+  private firstPass = false;
   /** Resolved once the first pass has read back the saved files it found (or ended). */
   private readonly filesRead = resolvable();
 
@@ -57,7 +59,13 @@ export class ColdStart {
 
   /** Starts the first pass at once, then one look each interval. */
   start(): void {
+    this.firstPass = true;
     void this.pass(true);
+  }
+
+  /** Whether the start's preparation is still under way (its saved files read back, its builds). */
+  get preparing(): boolean {
+    return this.firstPass;
   }
 
   /**
@@ -105,7 +113,10 @@ export class ColdStart {
     } catch (error) {
       if (!this.stopped) this.options.onError?.(error); // a stop closes the database under it
     } finally {
-      if (first) this.filesRead.resolve();
+      if (first) {
+        this.filesRead.resolve();
+        this.firstPass = false;
+      }
       if (!this.stopped)
         this.timer = setTimeout(() => void this.pass(false), this.options.intervalMs).unref();
     }
