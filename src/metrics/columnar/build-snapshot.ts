@@ -161,7 +161,15 @@ export async function buildSnapshot(
   };
   try {
     if (whole) await copy(db, copyRows(ORDERS, id), orderRows);
-    else await pipelined(db, 'orders', chunkRows, (pages) => copyRows(ORDERS, id, pages), orderRows);
+    else
+      await pipelined(
+        db,
+        'orders',
+        chunkRows,
+        (pages) => copyRows(ORDERS, id, pages),
+        orderRows,
+        HELD_OUTPUTS,
+      );
     if (columns.length > maxOrders) return { version, reason: 'over-budget' };
     if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
     // The orders gathered into their runs now: their part answers order-grain reports while the
@@ -174,7 +182,14 @@ export async function buildSnapshot(
     if ('whole' in sized && !fits(await sized.whole())) return { version, reason: 'over-budget' };
     if (keys && whole) await copy(db, copyRows(LINES, id), lineRows);
     else if (keys)
-      await pipelined(db, 'order_lines', chunkRows, (pages) => copyRows(LINES, id, pages), lineRows);
+      await pipelined(
+        db,
+        'order_lines',
+        chunkRows,
+        (pages) => copyRows(LINES, id, pages),
+        lineRows,
+        HELD_LINE_OUTPUTS,
+      );
     if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
     live.addPart(columns.withLines(orders));
   } catch (error) {
@@ -296,11 +311,18 @@ async function decoded(output: HeldOutput, reader: RowReader): Promise<void> {
 }
 
 /**
- * Statements' outputs held at once: the one being decoded and the next one, asked for meanwhile
- * (on the database this process hosts, it runs as soon as the one before has). A third made the
- * lines' read slower, and the orders' no faster: this thread decodes slower than PGlite reads.
+ * Statements' outputs held at once while the orders are read: the one being decoded and the next
+ * one, asked for meanwhile (on the database this process hosts, it runs as soon as the one before
+ * has). A third made the read no faster: this thread decodes slower than PGlite reads.
  */
 const HELD_OUTPUTS = 2;
+/**
+ * While the lines are read, one: the order-grain reports are answered from the orders meanwhile,
+ * on this thread. Asked for ahead, the lines kept this thread decoding without a pause, and those
+ * reports took 0.9–2.4 s at the median instead of 0.1 s, some refused SERVICE_BUSY
+ * (docs/benchmarks.md); the next statement now runs while the reports get their turns.
+ */
+const HELD_LINE_OUTPUTS = 1;
 
 /**
  * The embedded database's read of a table by ranges of pages (byPages), each statement's output
@@ -308,7 +330,7 @@ const HELD_OUTPUTS = 2;
  * once, then waits for the next statement: decoded as it came, each statement waited for the
  * decoding of the one before, and each thread idled about half of a million orders' read (a
  * trace of the statements: 80–130 ms each in PGlite, about as long between two). A statement is
- * sent once fewer than HELD_OUTPUTS outputs are held (some 11 MB each of orders), and the rows
+ * sent once fewer than `held` outputs are held (some 11 MB each of orders), and the rows
  * reach the reader in the table's order, as before.
  */
 async function pipelined(
@@ -317,12 +339,13 @@ async function pipelined(
   chunkRows: number,
   sql: (pages: Pages) => string,
   reader: RowReader,
+  held: number,
 ): Promise<void> {
   const decodes: Promise<void>[] = []; // each statement's decoding, after the one before it
   let decoding: Promise<void> = Promise.resolve();
   try {
     await byPages(db, table, chunkRows, async (pages) => {
-      const due = decodes.length - HELD_OUTPUTS;
+      const due = decodes.length - held;
       if (due >= 0) await decodes[due];
       // Sent now: on the database this process hosts, it runs as soon as the last one has.
       const output = received(db, sql(pages));
