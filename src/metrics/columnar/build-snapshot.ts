@@ -149,8 +149,8 @@ export async function buildSnapshot(
       columns.push(data, rows.starts, rows.lengths);
       if (options.progress) counted(options.progress, columns.length);
     },
-    // Issue 28: the customers coded a batch at a time, between two pieces (customer-batch.ts).
-    afterPiece: () => (columns.customersDue ? columns.codeCustomers() : undefined),
+    // Issue 28: the customers coded a batch at a time, a step of it between two pieces (customer-batch.ts).
+    afterPiece: () => columns.codeCustomersDue(),
   };
   const lineRows: RowReader = {
     fieldCount: LINES.fieldCount,

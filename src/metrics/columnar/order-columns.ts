@@ -6,7 +6,7 @@
 // few rows come as values (pushValues) into a part of their own.
 import { epochSeconds, int32, int64, numericCents } from './copy-binary.js';
 import type { OrganizationCodes } from './codes.js';
-import { BATCH_ORDERS, CustomerBatch } from './customer-batch.js';
+import { BATCH_ORDERS, CustomerBatch, STEP_KEYS } from './customer-batch.js';
 import { LineColumns, noLines, type LineValues } from './line-columns.js';
 import type { OrderKeys } from './order-keys.js';
 import { freshPart, type Part } from './snapshot.js';
@@ -90,6 +90,8 @@ export class OrderColumns {
    * and in any other part.
    */
   private batch: CustomerBatch | undefined;
+  /** Whether a customer key outside the batch was looked up in the dictionary. */
+  private lookedUp = false;
 
   constructor(
     capacity: number,
@@ -155,10 +157,12 @@ export class OrderColumns {
     } else {
       this.anonymous[i] = -1;
       // Issue 28: left to the batch, if any, when it takes the key (64 digits).
-      if (!this.batch?.add(i, data, starts[CUSTOMER] as number, customerLength))
+      if (!this.batch?.add(i, data, starts[CUSTOMER] as number, customerLength)) {
+        this.lookedUp = true;
         this.customer[i] = this.local(
           this.codes.customers.code(data, starts[CUSTOMER] as number, customerLength),
         );
+      }
     }
     this.seconds[i] = epochSeconds(data, starts[CREATED_AT] as number);
     this.store[i] = this.codes.storeCodes.get(storeId) ?? -1;
@@ -178,9 +182,18 @@ export class OrderColumns {
     );
   }
 
-  /** Whether the batch of customers is full, to be coded (codeCustomers) before the next piece is read. */
-  get customersDue(): boolean {
-    return this.batch?.due ?? false;
+  /**
+   * Between two pieces of the COPY: the batch of customers coded once it is full (the orders after
+   * it looked up one at a time), else a step of it once STEP_KEYS keys wait (customer-batch.ts).
+   * No step once a key outside the batch was looked up: each lookup after a step's keys would
+   * index the whole dictionary again.
+   */
+  codeCustomersDue(): Promise<void> | undefined {
+    const batch = this.batch;
+    if (batch === undefined) return undefined;
+    if (batch.due) return this.codeCustomers();
+    if (batch.pending >= STEP_KEYS && !this.lookedUp) batch.codeSome(this.codes.customers, this.customer);
+    return undefined;
   }
 
   /** The batch's customers coded, yielding between slices; the orders after them looked up one at a time. */

@@ -22,18 +22,24 @@ function drawn(count: number, customers: number, seed: number): string[] {
 
 /**
  * The codes of `keys` as a build gives them (OrderColumns): through a batch of `batchOrders`, coded
- * when due (after a piece of seven rows) or at the end, the keys after it looked up one at a time.
+ * when due (after a piece of seven rows) or at the end, the keys after it looked up one at a time;
+ * given `step`, a step of the batch coded after a piece once that many keys wait (codeSome).
  */
-async function batched(keys: readonly string[], batchOrders: number): Promise<[number[], HexTextCodes]> {
+async function batched(
+  keys: readonly string[],
+  batchOrders: number,
+  step = Infinity,
+): Promise<[number[], HexTextCodes]> {
   const codes = new HexTextCodes();
   let batch: CustomerBatch | undefined = new CustomerBatch(16, batchOrders);
   const customer = new Int32Array(keys.length).fill(-1);
   for (const [i, key] of keys.entries()) {
     if (!batch?.add(i, ...field(key))) customer[i] = codes.code(...field(key));
-    if (i % 7 === 6 && batch?.due) {
+    if (i % 7 !== 6 || !batch) continue;
+    if (batch.due) {
       await batch.code(codes, customer);
       batch = undefined;
-    }
+    } else if (batch.pending >= step) batch.codeSome(codes, customer);
   }
   await batch?.code(codes, customer);
   return [Array.from(customer), codes];
@@ -43,9 +49,18 @@ test('CustomerBatch: the codes of a lookup an order, in order of first sight, th
   const keys = drawn(20_000, 6_000, 7);
   const direct = new HexTextCodes();
   const expected = keys.map((key) => direct.code(...field(key)));
-  for (const batchOrders of [1 << 20, 5_000, 64, 1]) {
-    const [got, codes] = await batched(keys, batchOrders);
-    assert.deepEqual(got, expected, `batches of ${batchOrders}`);
+  for (const [batchOrders, step] of [
+    [1 << 20, Infinity],
+    [5_000, Infinity],
+    [64, Infinity],
+    [1, Infinity],
+    // Coded a step at a time while the orders come (customer-batch.ts, codeSome).
+    [1 << 20, 1],
+    [1 << 20, 333],
+    [5_000, 40],
+  ] as const) {
+    const [got, codes] = await batched(keys, batchOrders, step);
+    assert.deepEqual(got, expected, `batches of ${batchOrders}, steps of ${step}`);
     assert.equal(codes.size, direct.size);
     // The dictionary finds every key afterwards (a delta's lookup), and the same codes.
     for (const [i, key] of keys.entries()) assert.equal(codes.find(...field(key)), expected[i]);
@@ -66,32 +81,39 @@ test('CustomerBatch: keys that are not 64 lowercase digits are left to the calle
     '0'.repeat(64),
     hex(2),
   ];
-  const [got, codes] = await batched(keys, 4);
-  const byKey = new Map<string, number>();
-  for (const [i, key] of keys.entries()) {
-    const known = byKey.get(key);
-    if (known === undefined) {
-      assert.ok(![...byKey.values()].includes(got[i] as number), `${key}: a code of its own`);
-      byKey.set(key, got[i] as number);
-    } else assert.equal(got[i], known, key);
+  for (const [batchOrders, step] of [
+    [4, Infinity],
+    [100, 1],
+  ] as const) {
+    const [got, codes] = await batched(keys, batchOrders, step);
+    const byKey = new Map<string, number>();
+    for (const [i, key] of keys.entries()) {
+      const known = byKey.get(key);
+      if (known === undefined) {
+        assert.ok(![...byKey.values()].includes(got[i] as number), `${key}: a code of its own`);
+        byKey.set(key, got[i] as number);
+      } else assert.equal(got[i], known, key);
+    }
+    assert.equal(codes.size, byKey.size);
+    assert.deepEqual(
+      [...byKey.values()].sort((a, b) => a - b),
+      Array.from({ length: byKey.size }, (_, c) => c),
+    );
   }
-  assert.equal(codes.size, byKey.size);
-  assert.deepEqual(
-    [...byKey.values()].sort((a, b) => a - b),
-    Array.from({ length: byKey.size }, (_, c) => c),
-  );
 });
 
 test('CustomerBatch: keys whose hashes share their bits are still told apart (long runs in one bucket)', async () => {
   // Keys that differ in one digit only, many of them: a weak hash would put them in one slot chain.
   const keys = Array.from({ length: 3_000 }, (_, n) => `${'a'.repeat(58)}${n.toString(16).padStart(6, '0')}`);
-  const [got] = await batched([...keys, ...keys.slice().reverse()], 1 << 20);
-  assert.deepEqual(
-    got.slice(0, 3_000),
-    Array.from({ length: 3_000 }, (_, c) => c),
-  );
-  assert.deepEqual(
-    got.slice(3_000),
-    Array.from({ length: 3_000 }, (_, c) => 2_999 - c),
-  );
+  for (const step of [Infinity, 1_000]) {
+    const [got] = await batched([...keys, ...keys.slice().reverse()], 1 << 20, step);
+    assert.deepEqual(
+      got.slice(0, 3_000),
+      Array.from({ length: 3_000 }, (_, c) => c),
+    );
+    assert.deepEqual(
+      got.slice(3_000),
+      Array.from({ length: 3_000 }, (_, c) => 2_999 - c),
+    );
+  }
 });
