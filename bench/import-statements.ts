@@ -43,6 +43,7 @@ const measured: Database = {
   query: timedQueries(db),
   copyIn: (sql, data) => timed(sql, () => db.copyIn(sql, data)),
   copyOut: (sql, onData) => db.copyOut(sql, onData),
+  giveBack: (pieces) => db.giveBack(pieces),
   queryPages: (sql, params, onPage, options) => db.queryPages(sql, params, onPage, options),
   transaction: (work) => db.transaction((tx) => work({ query: timedQueries(tx) })),
   close: () => db.close(),

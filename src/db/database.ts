@@ -67,6 +67,12 @@ export interface Database extends PagedQueryable {
    * embedded engine produces a statement's whole output at once, so keep each COPY small there.
    */
   copyOut(sql: string, onData: CopyReader): Promise<void>;
+  /**
+   * Pieces of copyOut's output that the reader kept and is done with. On the embedded database
+   * this process hosts, they go back to PGlite's thread, to be written again (issue 28): nothing
+   * may read them afterwards. Elsewhere they are left to the garbage collector.
+   */
+  giveBack(pieces: readonly Uint8Array[]): void;
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -250,6 +256,10 @@ class PoolDatabase implements Database {
     } finally {
       client.release(broken);
     }
+  }
+
+  giveBack(pieces: readonly Uint8Array[]): void {
+    this.host?.giveBack(pieces);
   }
 
   async copyOut(sql: string, onData: CopyReader): Promise<void> {

@@ -25,6 +25,7 @@ export function deferredDatabase(
     ) => (await opening).queryPages<R>(sql, params, onPage, options),
     copyIn: async (sql: string, data: string | Buffer) => (await opening).copyIn(sql, data),
     copyOut: async (sql: string, onData: CopyReader) => (await opening).copyOut(sql, onData),
+    giveBack: (pieces: readonly Uint8Array[]) => void opening.then((db) => db.giveBack(pieces)),
     transaction: async <T>(work: (tx: Queryable) => Promise<T>) => (await opening).transaction(work),
     close: async () => (await opening).close(),
   };

@@ -16,6 +16,7 @@
 // TURN_BYTES are read. An ErrorResponse fails the COPY with its message and SQLSTATE (`code`).
 import type { Worker } from 'node:worker_threads';
 import type { CopyReader } from './copy-out.js';
+import { GATHERED_BYTES } from './session-queue.js';
 
 const COPY_DATA = 0x64; // 'd'
 const ERROR_RESPONSE = 0x45; // 'E'
@@ -36,6 +37,8 @@ export class DirectCopies {
   private readonly running = new Map<number, DirectCopy>();
   private next = 1;
   private closed = false;
+  /** The memory of the pieces PGlite's thread posted, that it may have back (giveBack). */
+  private readonly posted = new WeakSet<ArrayBufferLike>();
 
   constructor(private readonly worker: Worker) {
     worker.on('message', (message: Posted) => {
@@ -43,6 +46,7 @@ export class DirectCopies {
       if (copy === undefined) return;
       if (message.type === 'copy-data' && message.data !== undefined) {
         const { buffer, byteOffset, byteLength } = message.data;
+        if (buffer.byteLength === GATHERED_BYTES) this.posted.add(buffer);
         copy.piece(Buffer.from(buffer, byteOffset, byteLength));
       } else if (message.type === 'copy-end') {
         this.running.delete(message.id);
@@ -59,6 +63,22 @@ export class DirectCopies {
     this.running.set(id, copy);
     this.worker.postMessage({ type: 'copy', id, sql });
     return copy.done;
+  }
+
+  /**
+   * Pieces a reader held (build-snapshot.ts) and is done with, given back to PGlite's thread to be
+   * written again (embedded-host.ts, SparePieces). Their memory moves there: nothing here may read
+   * them again. Pieces this class did not receive from that thread are left alone.
+   */
+  giveBack(pieces: readonly Uint8Array[]): void {
+    if (this.closed) return;
+    const buffers: ArrayBuffer[] = [];
+    for (const piece of pieces) {
+      const { buffer } = piece;
+      if (!this.posted.delete(buffer)) continue;
+      buffers.push(buffer as ArrayBuffer);
+    }
+    if (buffers.length > 0) this.worker.postMessage({ type: 'spare', buffers }, buffers);
   }
 
   /** The database closes: the COPYs under way fail, no other starts. */

@@ -32,6 +32,8 @@ export interface EmbeddedHost {
    * once: a statement asked for before the last one's output is read runs right after it.
    */
   copyOut(sql: string, onData: CopyReader): Promise<void>;
+  /** Pieces of copyOut's output a reader held and is done with (DirectCopies.giveBack). */
+  giveBack(pieces: readonly Uint8Array[]): void;
   close(): Promise<void>;
 }
 
@@ -223,6 +225,7 @@ export async function startHost(
   return {
     socketDir,
     copyOut: (sql, onData) => copies.run(sql, onData),
+    giveBack: (pieces) => copies.giveBack(pieces),
     close() {
       closing ??= new Promise<void>((resolve) => {
         const timer = setTimeout(() => void worker.terminate().then(() => resolve()), 10_000);

@@ -20,6 +20,8 @@ interface Pending {
   handlerId: number;
   message: Uint8Array;
   onData: (data: Uint8Array) => void;
+  /** A piece of GATHERED_BYTES to gather the output into (the host's own, written again). */
+  newPiece?: () => Buffer;
   resolve: (bytes: number) => void;
   reject: (error: unknown) => void;
 }
@@ -89,36 +91,70 @@ function withoutCopyInResponse(onData: (data: Uint8Array) => void): (data: Uint8
  * the server's, each with its own allocation and callback (issue 28, profiled). Gathered, a few
  * hundred. A statement's output is sent whole when it ends, however small.
  */
-const GATHERED_BYTES = 1 << 18;
+export const GATHERED_BYTES = 1 << 18;
+
+/** A copy of `data` in memory of its own (never a slice of Node's shared pool: it may be moved). */
+function ownCopy(data: Uint8Array): Buffer {
+  const copy = new Uint8Array(data.length);
+  copy.set(data);
+  return Buffer.from(copy.buffer, 0, copy.length);
+}
 
 /**
  * A statement's output to `onData` in pieces of up to GATHERED_BYTES, each a Buffer that owns its
  * whole memory and that nothing here touches again (the host may transfer it to another thread).
+ * A statement's first bytes are copied as they are: most statements send no more, and a piece of
+ * GATHERED_BYTES is made only once more come.
  */
 class GatheredOutput {
   private piece: Buffer | undefined;
   private used = 0;
+  private started = false;
+  /** The statement's first bytes, until more come. */
+  private first: Buffer | undefined;
 
-  constructor(private readonly onData: (data: Uint8Array) => void) {}
+  constructor(
+    private readonly onData: (data: Uint8Array) => void,
+    /** Memory for a piece: new by default, the host's own pieces given back (embedded-host.ts). */
+    private readonly newPiece: () => Buffer = () => Buffer.allocUnsafe(GATHERED_BYTES),
+  ) {}
 
   add(data: Uint8Array): void {
-    if (this.piece !== undefined && this.used + data.length > GATHERED_BYTES) this.flush();
-    if (data.length >= GATHERED_BYTES) {
-      this.onData(Buffer.from(data)); // PGlite's memory, written again by its next piece
+    if (!this.started) {
+      this.started = true;
+      this.first = ownCopy(data); // PGlite's memory, written again by its next piece
       return;
     }
-    this.piece ??= Buffer.allocUnsafe(GATHERED_BYTES);
-    this.piece.set(data, this.used);
-    this.used += data.length;
+    const first = this.first;
+    if (first !== undefined) {
+      this.first = undefined;
+      this.gather(first);
+    }
+    this.gather(data);
   }
 
   /** What was gathered, to the connection now. */
   flush(): void {
-    const { piece, used } = this;
+    const { first, piece, used } = this;
+    if (first !== undefined) {
+      this.first = undefined;
+      this.onData(first);
+    }
     if (piece === undefined || used === 0) return;
     this.piece = undefined;
     this.used = 0;
     this.onData(piece.subarray(0, used));
+  }
+
+  private gather(data: Uint8Array): void {
+    if (this.piece !== undefined && this.used + data.length > GATHERED_BYTES) this.flush();
+    if (data.length >= GATHERED_BYTES) {
+      this.onData(ownCopy(data));
+      return;
+    }
+    this.piece ??= this.newPiece();
+    this.piece.set(data, this.used);
+    this.used += data.length;
   }
 }
 
@@ -159,11 +195,16 @@ export class SessionQueue {
     private readonly idleOwnerMs = IDLE_OWNER_MS,
   ) {}
 
-  enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+  enqueue(
+    handlerId: number,
+    message: Uint8Array,
+    onData: (data: Uint8Array) => void,
+    newPiece?: () => Buffer,
+  ): Promise<number> {
     const gathered = this.gatherCopy(handlerId, message, onData);
     if (gathered !== undefined) return gathered;
     return new Promise((resolve, reject) => {
-      this.queue.push({ handlerId, message, onData, resolve, reject });
+      this.queue.push({ handlerId, message, onData, resolve, reject, ...(newPiece ? { newPiece } : {}) });
       void this.drain();
     });
   }
@@ -276,7 +317,7 @@ export class SessionQueue {
         const current = item;
         let bytes = 0;
         this.executing = current.handlerId;
-        const output = new GatheredOutput(current.onData);
+        const output = new GatheredOutput(current.onData, current.newPiece);
         try {
           await this.db.runExclusive(() =>
             this.db.execProtocolRawStream(current.message, {

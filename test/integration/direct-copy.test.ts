@@ -4,6 +4,7 @@
 // that fails must fail the COPY with its SQLSTATE and leave the database usable.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { GATHERED_BYTES } from '../../src/db/session-queue.js';
 import { BinaryCopyRows, int32 } from '../../src/metrics/columnar/copy-binary.js';
 import { describeOn, openTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -11,8 +12,16 @@ import { describeOn, openTestDatabase, type TestDatabase } from '../helpers/data
 const rowsCopy = (from: number, to: number) =>
   `COPY (SELECT g, repeat(chr(97 + g % 26), g % 700) FROM generate_series(${from}, ${to}) g) TO STDOUT (FORMAT binary)`;
 
-/** Reads a COPY of rowsCopy's shape, checking each row; `slow`: the reader awaits a turn now and then. */
-async function readRows(database: TestDatabase, sql: string, slow = false): Promise<number[]> {
+/**
+ * Reads a COPY of rowsCopy's shape, checking each row; `slow`: the reader awaits a turn now and
+ * then; `kept`: each piece the COPY came in, once.
+ */
+async function readRows(
+  database: TestDatabase,
+  sql: string,
+  slow = false,
+  kept: Buffer[] = [],
+): Promise<number[]> {
   const seen: number[] = [];
   const rows: BinaryCopyRows = new BinaryCopyRows(2, (data) => {
     const g = int32(data, rows.starts[0] as number);
@@ -26,6 +35,7 @@ async function readRows(database: TestDatabase, sql: string, slow = false): Prom
   });
   let calls = 0;
   await database.db.copyOut(sql, (data, from, to) => {
+    if (kept.at(-1) !== data) kept.push(data);
     rows.write(data, from, to);
     if (slow && ++calls % 97 === 0) return new Promise((resolve) => setTimeout(resolve, 1));
     return undefined;
@@ -94,5 +104,34 @@ describeOn('embedded', 'the hosting process’s own COPY, posted by PGlite’s t
       /lecteur en échec/,
     );
     assert.deepEqual(await readRows(database, rowsCopy(1, 20_000)), range(1, 20_000));
+  });
+
+  test('pieces given back are written again by the next COPYs, whose rows are their own; pieces of another origin are left alone', async () => {
+    for (let round = 0; round < 3; round++) {
+      const kept: Buffer[] = [];
+      assert.deepEqual(await readRows(database, rowsCopy(1, 20_000), false, kept), range(1, 20_000));
+      const gathered = kept.filter((piece) => piece.buffer.byteLength === GATHERED_BYTES);
+      assert.ok(gathered.length >= 10, `${gathered.length} pieces of ${GATHERED_BYTES} bytes`);
+      const foreign = [Buffer.alloc(GATHERED_BYTES, 7), Buffer.from('abc'), Buffer.alloc(100, 1)];
+      database.db.giveBack([...kept, ...foreign]);
+      // Their memory moved to PGlite's thread; given back twice, nothing happens.
+      assert.ok(gathered.every((piece) => piece.buffer.byteLength === 0));
+      database.db.giveBack(kept);
+      assert.deepEqual(
+        foreign.map((piece) => [piece.length, piece[0]]),
+        [
+          [GATHERED_BYTES, 7],
+          [3, 0x61],
+          [100, 1],
+        ],
+      );
+      // Two at once, in the pieces given back: each its own rows, in order.
+      const [a, b] = await Promise.all([
+        readRows(database, rowsCopy(100_001, 112_000)),
+        readRows(database, rowsCopy(5, 9_000), true),
+      ]);
+      assert.deepEqual(a, range(100_001, 112_000));
+      assert.deepEqual(b, range(5, 9_000));
+    }
   });
 });

@@ -29,6 +29,7 @@ test('tenancy: every statement emitted by imports, settings, keys and reports (o
     queryPages: (sql, params, onPage) => (statements.push(sql), db.queryPages(sql, params, onPage)),
     copyIn: (sql, data) => (statements.push(sql), db.copyIn(sql, data)),
     copyOut: (sql, onData) => (statements.push(sql), db.copyOut(sql, onData)),
+    giveBack: (pieces) => db.giveBack(pieces),
     transaction: (work) =>
       db.transaction((tx) => work({ query: (sql, params) => (statements.push(sql), tx.query(sql, params)) })),
   };

@@ -35,7 +35,8 @@ import { linesAtOnce, sizeForBuild, type RowsBeforeOrders, type SnapshotSize } f
 import { byPages, DEFAULT_CHUNK_ROWS, tidRange, type Pages } from './page-statements.js';
 
 /** What a snapshot is read from: the database's SQL and its COPY output. */
-export type SnapshotSource = Pick<Database, 'engine' | 'query' | 'copyOut' | 'transaction'>;
+export type SnapshotSource = Pick<Database, 'engine' | 'query' | 'copyOut' | 'transaction'> &
+  Partial<Pick<Database, 'giveBack'>>;
 
 /** Why an organization is answered by SQL instead of a snapshot, at a given data version. */
 export interface Unsupported {
@@ -350,7 +351,12 @@ async function pipelined(
       // Sent now: on the database this process hosts, it runs as soon as the last one has.
       const output = received(db, sql(pages));
       output.catch(() => undefined); // seen by its decoding
-      decoding = decoding.then(async () => decoded(await output, reader));
+      decoding = decoding.then(async () => {
+        const held = await output;
+        await decoded(held, reader);
+        // Issue 28: read, its memory goes back to PGlite's thread (direct-copy.ts, giveBack).
+        db.giveBack?.(held.pieces);
+      });
       decoding.catch(() => undefined); // seen by a next statement's wait, or below
       decodes.push(decoding);
     });
