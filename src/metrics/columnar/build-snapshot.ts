@@ -160,17 +160,14 @@ export async function buildSnapshot(
       if (options.progress) counted(options.progress, columns.length + ++linesRead);
     },
   };
+  // One statement when `whole`, else the table's pages, each statement's output decoded while the
+  // next runs, `held` outputs at most.
+  const read = (what: Read, reader: RowReader, held: number): Promise<void> =>
+    whole
+      ? copy(db, copyRows(what, id), reader)
+      : pipelined(db, what.table, chunkRows, (pages) => copyRows(what, id, pages), reader, held);
   try {
-    if (whole) await copy(db, copyRows(ORDERS, id), orderRows);
-    else
-      await pipelined(
-        db,
-        'orders',
-        chunkRows,
-        (pages) => copyRows(ORDERS, id, pages),
-        orderRows,
-        HELD_OUTPUTS,
-      );
+    await read(ORDERS, orderRows, HELD_OUTPUTS);
     if (columns.length > maxOrders) return { version, reason: 'over-budget' };
     if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
     // The orders gathered into their runs now: their part answers order-grain reports while the
@@ -181,16 +178,7 @@ export async function buildSnapshot(
     // gathering, it took a core from them (a parallel count is three processes): at a million
     // orders they came no sooner than after it.
     if ('whole' in sized && !fits(await sized.whole())) return { version, reason: 'over-budget' };
-    if (keys && whole) await copy(db, copyRows(LINES, id), lineRows);
-    else if (keys)
-      await pipelined(
-        db,
-        'order_lines',
-        chunkRows,
-        (pages) => copyRows(LINES, id, pages),
-        lineRows,
-        HELD_LINE_OUTPUTS,
-      );
+    if (keys) await read(LINES, lineRows, HELD_LINE_OUTPUTS);
     if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) return { version, reason: 'amount-range' };
     live.addPart(columns.withLines(orders));
   } catch (error) {
