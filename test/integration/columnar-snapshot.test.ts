@@ -236,19 +236,23 @@ describe('columnar snapshot read path', () => {
   });
 
   test('every order once, exact, each customer in one run, in one statement or in chunks of pages', async () => {
-    for (const [chunkRows, many, customerBatchOrders] of [
-      [undefined, false, undefined],
-      [50, engine === 'embedded', undefined], // on a server, one statement whatever the chunk size
+    for (const [chunkRows, many, customerBatchOrders, customerStepKeys] of [
+      [undefined, false, undefined, undefined],
+      [50, engine === 'embedded', undefined, undefined], // on a server, one statement whatever the chunk size
       // Issue 28: the first orders' customers coded together (customer-batch.ts), the rest looked
       // up one at a time: a customer of both still has one run.
-      [undefined, false, 7],
-      [50, engine === 'embedded', 30],
+      [undefined, false, 7, undefined],
+      [50, engine === 'embedded', 30, undefined],
+      // Read by pages, the batch coded a step at a time between two pieces (embedded).
+      [50, engine === 'embedded', undefined, 3],
+      [50, engine === 'embedded', 40, 4],
     ] as const) {
       statements.length = 0;
       const live = await buildSnapshot(source, a, {
         maxBytes: 1 << 24,
         ...(chunkRows ? { chunkRows } : {}),
         ...(customerBatchOrders ? { customerBatchOrders } : {}),
+        ...(customerStepKeys ? { customerStepKeys } : {}),
       });
       assert.ok(live && !('reason' in live));
       assert.deepStrictEqual(ordersOf(live.view()), await ordersBySql(database.db, a));

@@ -50,6 +50,8 @@ export interface BuildOptions {
   readonly chunkRows?: number;
   /** Orders whose customers are coded together, BATCH_ORDERS by default (a test's fewer). */
   readonly customerBatchOrders?: number;
+  /** Customers coded a step at a time during a read by pages, STEP_KEYS by default (a test's fewer). */
+  readonly customerStepKeys?: number;
   /** Filled in as the build reads (issue 28: the Retry-After of a report that cannot wait). */
   readonly progress?: BuildProgress;
   /** The organization's rows counted just before (issue 29: counted once, sizeForBuild). */
@@ -142,7 +144,14 @@ export async function buildSnapshot(
   const room = Math.min(expected, maxOrders) + 64;
   const keys = sized.lines > 0 ? new OrderKeys(room, whole) : undefined;
   let linesRead = 0;
-  const columns = new OrderColumns(room, live.codes, maxOrders, keys, options.customerBatchOrders);
+  const columns = new OrderColumns(
+    room,
+    live.codes,
+    maxOrders,
+    keys,
+    options.customerBatchOrders,
+    options.customerStepKeys,
+  );
   const id = BigInt(organizationId); // an integer, written out by BigInt
   const orderRows: RowReader = {
     fieldCount: ORDERS.fieldCount,
@@ -150,8 +159,9 @@ export async function buildSnapshot(
       columns.push(data, rows.starts, rows.lengths);
       if (options.progress) counted(options.progress, columns.length);
     },
-    // Issue 28: the customers coded a batch at a time, a step of it between two pieces (customer-batch.ts).
-    afterPiece: () => columns.codeCustomersDue(),
+    // Issue 28: the customers coded a batch at a time; read by pages, a step of it between two
+    // pieces, while this thread would wait for PGlite (customer-batch.ts).
+    afterPiece: () => columns.codeCustomersDue(!whole),
   };
   const lineRows: RowReader = {
     fieldCount: LINES.fieldCount,

@@ -101,6 +101,8 @@ export class OrderColumns {
     private readonly keys?: OrderKeys,
     /** Issue 28: orders whose customers are coded together before the others are looked up (customer-batch.ts). */
     customerBatchOrders = BATCH_ORDERS,
+    /** Keys of the batch that wait before a step of them is coded (codeCustomersDue). */
+    private readonly customerStepKeys = STEP_KEYS,
   ) {
     this.seconds = new Float64Array(capacity);
     this.store = new Int32Array(capacity);
@@ -184,15 +186,18 @@ export class OrderColumns {
 
   /**
    * Between two pieces of the COPY: the batch of customers coded once it is full (the orders after
-   * it looked up one at a time), else a step of it once STEP_KEYS keys wait (customer-batch.ts).
-   * No step once a key outside the batch was looked up: each lookup after a step's keys would
-   * index the whole dictionary again.
+   * it looked up one at a time), else, when `stepping`, a step of it once enough keys wait
+   * (customer-batch.ts): a read whose thread waits for the database now and then (the embedded
+   * engine's pages), not one that keeps it busy (a server's one statement), where the steps' cache
+   * misses would only add to the read. No step once a key outside the batch was looked up: each
+   * lookup after a step's keys would index the whole dictionary again.
    */
-  codeCustomersDue(): Promise<void> | undefined {
+  codeCustomersDue(stepping: boolean): Promise<void> | undefined {
     const batch = this.batch;
     if (batch === undefined) return undefined;
     if (batch.due) return this.codeCustomers();
-    if (batch.pending >= STEP_KEYS && !this.lookedUp) batch.codeSome(this.codes.customers, this.customer);
+    if (stepping && batch.pending >= this.customerStepKeys && !this.lookedUp)
+      batch.codeSome(this.codes.customers, this.customer);
     return undefined;
   }
 
