@@ -349,5 +349,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(importExamples);
   await app.register(webApp, { config, db: deps.db, redis, stores });
   app.server.headersTimeout = 10_000;
+  // Issue 28: ajv loaded while a starting server waits for its database, not by the first request.
+  setImmediate(() => compilers.loadValidators());
   return app;
 }

@@ -33,11 +33,7 @@ export class LazyCompilers {
   /** Fastify's `schemaController.compilersFactory.buildValidator`. */
   readonly buildValidator = (externalSchemas: unknown, ajvOptions: unknown): Compile<Validate> => {
     let compile: Compile<Validate> | undefined; // an Ajv instance, made for the first schema compiled
-    const compilerOf = () =>
-      (compile ??= (this.validators ??= fastifyDefault<Validate>('@fastify/ajv-compiler'))(
-        externalSchemas,
-        ajvOptions,
-      ));
+    const compilerOf = () => (compile ??= this.validatorCompiler()(externalSchemas, ajvOptions));
     return (route) => {
       let validate: Validate | undefined;
       const compiled = (): Validate => {
@@ -71,6 +67,19 @@ export class LazyCompilers {
         options,
       ))(route);
   };
+
+  /**
+   * Loads Fastify's validator compiler (ajv and its plugins) now, without compiling any schema:
+   * about a tenth of a second of modules that the first request with a schema otherwise loaded,
+   * at a starting server's busiest moment (issue 28, profiled: just as its first build began).
+   */
+  loadValidators(): void {
+    this.validatorCompiler();
+  }
+
+  private validatorCompiler(): CompilerFactory<Validate> {
+    return (this.validators ??= fastifyDefault<Validate>('@fastify/ajv-compiler'));
+  }
 
   /** How many validators are still to be compiled. */
   get pending(): number {
