@@ -256,8 +256,8 @@ function copy(db: SnapshotSource, sql: string, reader: RowReader): Promise<void>
 
 /**
  * A COPY's whole output as it came, none of it decoded yet: the socket's own pieces, kept rather
- * than copied (copyOut hands over pieces nothing writes again), and where each message's bytes lie
- * in them, a (piece, from, to) triple a row or a part of one.
+ * than copied (copyOut hands over pieces nothing writes again until they are given back), and
+ * where each message's bytes lie in them, a (piece, from, to) triple a row or a part of one.
  */
 class HeldOutput {
   readonly pieces: Buffer[] = [];
@@ -350,10 +350,10 @@ async function pipelined(
       const output = received(db, sql(pages));
       output.catch(() => undefined); // seen by its decoding
       decoding = decoding.then(async () => {
-        const held = await output;
-        await decoded(held, reader);
+        const kept = await output;
+        await decoded(kept, reader);
         // Issue 28: read, its memory goes back to PGlite's thread (direct-copy.ts, giveBack).
-        db.giveBack?.(held.pieces);
+        db.giveBack?.(kept.pieces);
       });
       decoding.catch(() => undefined); // seen by a next statement's wait, or below
       decodes.push(decoding);
