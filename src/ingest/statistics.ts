@@ -97,6 +97,9 @@ const DEAD_ROWS = `SELECT s.relname::text AS name, s.n_dead_tup::float8 AS dead,
  * are this module's own. Returns the tables vacuumed.
  */
 export async function vacuumIfBloated(db: Queryable): Promise<string[]> {
+  // The merge's counts of dead rows wait in this session until it reports them, at most once a
+  // second: read at once, they were sometimes those from before it, and no table was vacuumed.
+  await db.query('SELECT pg_stat_force_next_flush()');
   const tables = await db.query<{ name: string; dead: number; rows: number }>(DEAD_ROWS, [WRITTEN_TABLES]);
   const bloated = tables.filter((t) => t.dead > 50 + 0.2 * t.rows).map((t) => t.name);
   for (const table of bloated) await db.query(`VACUUM (ANALYZE) ${table}`);
