@@ -51,6 +51,7 @@ import {
 } from './staging.js';
 import { SMALL_MERGE, analyzeIfStale, vacuumIfBloated } from './statistics.js';
 import { streamIntoEmpty } from './stream-merge.js';
+import { INDEXES_AFTER_MIN } from './indexes-after.js';
 import { lineIndexOf } from './order-line.js';
 import { validateOrder, type OrderValidation } from './validate-order.js';
 import { ordersWritten } from '../observability/metrics.js';
@@ -248,6 +249,7 @@ async function mergeLines(
       importOrderLinesTable(importId),
       staged,
       where.repeats,
+      db.engine === 'embedded' && staged >= INDEXES_AFTER_MIN,
     );
     const counts = await mergeStaged(tx, organizationId, importId, lines);
     await dropImportLines(tx, importId);

@@ -20,6 +20,7 @@ import {
   tableLinesOf,
   type LinesOf,
 } from './merge-lines.js';
+import { indexesAfter } from './indexes-after.js';
 import { ORDER_COLUMNS } from './staging.js';
 
 /** An import's staged lines, and how many there are. */
@@ -34,6 +35,11 @@ export interface StagedLines {
   readonly linesOf: LinesOf;
   /** Run before a merge into existing orders: what looks an order's staged lines up by its line. */
   readonly prepareExisting?: string;
+  /**
+   * The staged tables of orders and of their lines, when a first import may write orders and
+   * order_lines before their indexes (src/ingest/indexes-after.ts: the embedded engine only).
+   */
+  readonly indexesAfter?: { readonly orders: string; readonly lines: string };
 }
 
 /** The connector's pages, in the shared import_staging. */
@@ -50,6 +56,7 @@ export const tableLines = (
   linesTable: string,
   count: number,
   repeats = false,
+  indexesAfter = false,
 ): StagedLines => ({
   from: table,
   byImport: false,
@@ -58,6 +65,7 @@ export const tableLines = (
   linesOf: tableLinesOf(linesTable),
   // The comparison of stored and staged lines (stampLineChanges) looks each order's up.
   prepareExisting: `CREATE INDEX IF NOT EXISTS ${linesTable}_by_line ON ${linesTable} (line)`,
+  ...(indexesAfter ? { indexesAfter: { orders: table, lines: linesTable } } : {}),
 });
 
 // A parameter a statement does not use has no type, which PostgreSQL refuses: each statement
@@ -200,10 +208,18 @@ async function mergeIntoEmpty(
   lines: StagedLines,
 ): Promise<MergedCounts> {
   const params = paramsOf(lines, organizationId, importId);
+  const bulk = lines.indexesAfter;
+  // Each table's rows then its indexes, when that pays (bulk); the orders' key is built before
+  // the lines' check of their orders (migration 020) looks them up.
+  const writing = <T>(table: string, staged: string | undefined, write: () => Promise<T>) =>
+    staged === undefined ? write() : indexesAfter(tx, table, staged, write);
   const { repeats } = await withoutRepeatsFirst(tx, lines, (repeated) =>
-    tx.query(insertOrdersOf(latest(lines, repeated)), params),
+    writing('orders', bulk?.orders, () => tx.query(insertOrdersOf(latest(lines, repeated)), params)),
   );
-  await tx.query(insertLinesOf(latest(lines, repeats), lines.linesOf), params); // L1: every order is new
+  // L1: every order is new
+  await writing('order_lines', bulk?.lines, () =>
+    tx.query(insertLinesOf(latest(lines, repeats), lines.linesOf), params),
+  );
   if (repeats) {
     // The orders now hold the last line of each order: the first orders are computed from them.
     await refreshFirstOrders(tx, organizationId, 'all');
