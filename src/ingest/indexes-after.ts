@@ -38,9 +38,6 @@ const INDEXES_OF = `
 // sorts at most about twice the rows written, which still costs less than keeping them current.
 const NO_LARGER = 'SELECT pg_relation_size($1::regclass) <= pg_relation_size($2::regclass) AS small';
 
-/** The memory an index build sorts in (PostgreSQL's default, 64 MB, spills a million orders to disk). */
-const BUILD_MEMORY = '256MB';
-
 const quoted = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 /**
@@ -64,7 +61,6 @@ export async function indexesAfter<T>(
         : `ALTER TABLE ${table} DROP CONSTRAINT ${quoted(index.constraint_name)}`,
     );
   const result = await write();
-  await tx.query(`SET LOCAL maintenance_work_mem = '${BUILD_MEMORY}'`);
   for (const index of indexes)
     await tx.query(
       index.constraint_name === null
