@@ -55,6 +55,8 @@ export function reportEngineFor(
     Partial<Pick<Config, 'reportSnapshotDir' | 'reportBuildingSqlMs' | 'reportLargeBuildRows'>>,
   db: SnapshotSource,
   onEvent?: (event: SnapshotEvent) => void,
+  /** No report is answered while it builds: a command that prepares the reports (issue 28, item 1). */
+  noReportsDuringBuilds = false,
 ): ReportEngine {
   const sql = new CountedSqlEngine(new SqlReportEngine(db));
   if (config.reportEngine === 'sql') return sql;
@@ -67,6 +69,7 @@ export function reportEngineFor(
     },
     ...(config.reportBuildingSqlMs ? { buildingSqlBudgetMs: config.reportBuildingSqlMs } : {}),
     ...(config.reportLargeBuildRows ? { largeBuildRows: config.reportLargeBuildRows } : {}),
+    ...(noReportsDuringBuilds ? { noReportsDuringBuilds } : {}),
   });
 }
 

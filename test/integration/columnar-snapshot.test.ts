@@ -307,7 +307,7 @@ describe('columnar snapshot read path', () => {
     assert.ok(overlapped >= statements.length - 2, JSON.stringify(statements));
   });
 
-  test('lines read after their orders find them, in one statement or in chunks of pages; a line written in between is left to the delta (issue 28)', async () => {
+  test('lines read after their orders find them, in one statement or in chunks of pages (read ahead or not); a line written in between is left to the delta (issue 28)', async () => {
     const { db } = database;
     const lined = (await createOrganization(db, { name: 'Lignes' })).id;
     const other = (await createOrganization(db, { name: 'Autres lignes' })).id;
@@ -321,11 +321,17 @@ describe('columnar snapshot read path', () => {
       assert.equal(result.imported, 300, JSON.stringify(result.errors));
     }
     const expected = await linesBySql(db, lined);
-    for (const chunkRows of [undefined, 40]) {
+    // linesAhead: a command's build, the next statement of lines asked for before one is decoded.
+    for (const [chunkRows, linesAhead] of [
+      [undefined, false],
+      [40, false],
+      [40, true],
+    ] as const) {
       statements.length = 0;
       const live = await buildSnapshot(source, lined, {
         maxBytes: 1 << 24,
         ...(chunkRows ? { chunkRows } : {}),
+        ...(linesAhead ? { linesAhead } : {}),
       });
       assert.ok(live && !('reason' in live));
       assert.deepStrictEqual(linesOf(live.view()), expected);

@@ -138,6 +138,11 @@ export interface ColumnarOptions {
   readonly largeBuildRows?: number;
   /** warmUp() scans a snapshot of up to this many orders, and only sums a larger one's (default WARM_UP_MAX_ORDERS). */
   readonly warmUpMaxOrders?: number;
+  /**
+   * No report is answered while a build reads (a command that prepares the reports, issue 28 item
+   * 1): the lines are read ahead as the orders are (BuildOptions.linesAhead).
+   */
+  readonly noReportsDuringBuilds?: boolean;
   /** The differential test's way to run every execution path on small data. */
   readonly executionPaths?: ExecutionPaths;
   readonly onEvent?: (event: SnapshotEvent) => void;
@@ -1140,6 +1145,7 @@ export class ColumnarReportEngine implements ReportEngine {
     return buildSnapshot(this.db, organizationId, {
       maxBytes: this.options.memoryBudgetBytes,
       ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
+      ...(this.options.noReportsDuringBuilds ? { linesAhead: true } : {}),
       ...(counted ? { counted } : {}),
       ...(counting
         ? {
