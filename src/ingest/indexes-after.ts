@@ -42,15 +42,16 @@ const quoted = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 /**
  * Runs `write`, which writes rows into `table`; when `table` is no larger than `staged` (the
- * staged rows about to go in), its indexes are dropped first and built again after. A unique key
- * the rows break fails the build as it would have failed the insert (23505).
+ * staged rows about to go in; undefined: never), its indexes are dropped first and built again
+ * after. A unique key the rows break fails the build as it would have failed the insert (23505).
  */
 export async function indexesAfter<T>(
   tx: Queryable,
   table: string,
-  staged: string,
+  staged: string | undefined,
   write: () => Promise<T>,
 ): Promise<T> {
+  if (staged === undefined) return write();
   const [size] = await tx.query<{ small: boolean }>(NO_LARGER, [table, staged]);
   if (size?.small !== true) return write();
   const indexes = await tx.query<TableIndex>(INDEXES_OF, [table]);

@@ -211,13 +211,11 @@ async function mergeIntoEmpty(
   const bulk = lines.indexesAfter;
   // Each table's rows then its indexes, when that pays (bulk); the orders' key is built before
   // the lines' check of their orders (migration 020) looks them up.
-  const writing = <T>(table: string, staged: string | undefined, write: () => Promise<T>) =>
-    staged === undefined ? write() : indexesAfter(tx, table, staged, write);
   const { repeats } = await withoutRepeatsFirst(tx, lines, (repeated) =>
-    writing('orders', bulk?.orders, () => tx.query(insertOrdersOf(latest(lines, repeated)), params)),
+    indexesAfter(tx, 'orders', bulk?.orders, () => tx.query(insertOrdersOf(latest(lines, repeated)), params)),
   );
   // L1: every order is new
-  await writing('order_lines', bulk?.lines, () =>
+  await indexesAfter(tx, 'order_lines', bulk?.lines, () =>
     tx.query(insertLinesOf(latest(lines, repeats), lines.linesOf), params),
   );
   if (repeats) {
