@@ -103,12 +103,8 @@ type CompilersFactory = NonNullable<
 >;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  // Issue 28: the routes' schemas compiled on first use or once listening, not before; the
-  // reports' (the API's first requests) as soon as the routes are made, while a starting server
-  // waits for its database (serve.ts).
-  const compilers = new LazyCompilers(
-    (route) => route.method === 'GET' && route.url.startsWith('/api/reports/'),
-  );
+  // Issue 28: the routes' schemas compiled on first use or once listening, not before.
+  const compilers = new LazyCompilers();
   const app = Fastify({
     // Secrets are never logged, whatever a log call passes in (K2, src/logging.ts).
     logger:
@@ -262,7 +258,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Listening waits for the saved files' read-back (bounded), not for any build.
     // Then the scan's loops warmed on what was read back (bounded), for the first report's sake.
     app.addHook('onReady', async () => {
-      await cold.organizationsListed(); // the bounds below count from the database's first answer
       const started = performance.now();
       await cold.savedFilesRead(READ_BACK_WAIT_MS);
       await computing

@@ -64,16 +64,9 @@ export async function serve(config: Config): Promise<void> {
     ),
     { engine: config.databaseUrl === undefined ? 'embedded' : 'postgres', secretKey: config.secretKey },
   );
-  // Made ready as soon as it is built (listen, below, then finds it ready or waits for the same
-  // promise): its routes made and the reports' validators compiled (app.ts) while PGlite starts,
-  // the onReady hooks waiting for the database as before.
   const building = modulesMayLoad
     .then(() => import('./app.js'))
-    .then(({ buildApp }) => buildApp(config, { db }))
-    .then((app) => {
-      app.ready().then(undefined, () => undefined); // its failure is listen's, below
-      return app;
-    });
+    .then(({ buildApp }) => buildApp(config, { db }));
   building.catch(() => undefined); // awaited below, after the database
   let opened: Awaited<typeof prepared> | undefined;
   let app: Awaited<typeof building> | undefined;

@@ -24,16 +24,6 @@ function fastifyDefault<F>(name: string): CompilerFactory<F> {
 }
 
 export class LazyCompilers {
-  constructor(
-    /**
-     * Routes whose validators are compiled as soon as Fastify makes them (app.ready()), the next
-     * turn of the event loop, instead of by their first request: a starting server's first report
-     * compiled its own (about 0.2 s, issue 28, profiled) just as the start's first build began,
-     * while the server's thread had waited half a second for PGlite before it.
-     */
-    private readonly first: (route: { method: string; url: string }) => boolean = () => false,
-  ) {}
-
   private validators: CompilerFactory<Validate> | undefined;
   private serializers: CompilerFactory<unknown> | undefined;
   /** Validators made, to be compiled by compileRest() unless a request has needed them first. */
@@ -55,8 +45,6 @@ export class LazyCompilers {
       };
       this.uncompiled++;
       this.waiting.push(compiled);
-      // A failure is left to the route's first request (a 500), as for any other route.
-      if (this.first(route)) setImmediate(() => attempt(compiled));
       const lazy: Validate = (data, context) => {
         const real = compiled();
         const result = context === undefined ? real(data) : real(data, context);
@@ -118,14 +106,6 @@ export class LazyCompilers {
       failed(error);
     }
     setImmediate(() => this.compileRest(failed, busy));
-  }
-}
-
-function attempt(compile: () => unknown): void {
-  try {
-    compile();
-  } catch {
-    // compiled again, and refused, by the route's first request
   }
 }
 

@@ -50,8 +50,6 @@ export class ColdStart {
   private firstPass = false;
   /** Resolved once the first pass has read back the saved files it found (or ended). */
   private readonly filesRead = resolvable();
-  /** Resolved once the first pass has listed the organizations (or ended): the database answers. */
-  private readonly listed = resolvable();
 
   constructor(
     private readonly db: SnapshotSource,
@@ -86,14 +84,6 @@ export class ColdStart {
   }
 
   /**
-   * Resolves once the first pass has listed the organizations, or ended: the database answers. A
-   * server made ready while its database opens (serve.ts) counts savedFilesRead's wait from here.
-   */
-  async organizationsListed(): Promise<void> {
-    await Promise.race([this.listed.promise, this.filesRead.promise]);
-  }
-
-  /**
    * Stops looking. The preparation under way is not waited for (a build of millions of orders
    * would hold the server's close): the next start reads its file or builds again.
    */
@@ -105,7 +95,6 @@ export class ColdStart {
   private async pass(first: boolean): Promise<void> {
     try {
       const organizations = await this.db.query<{ id: string; data_version: string }>(BY_RECENT_USE);
-      if (first) this.listed.resolve();
       for (const { id, data_version: version } of organizations) {
         if (this.stopped) return;
         const changed = this.seen.get(id) !== version;

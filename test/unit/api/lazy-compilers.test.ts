@@ -105,29 +105,3 @@ test('issue 28: compileRest waits while requests are under way, then compiles', 
   assert.equal(compilers.pending, 0, 'compiled once the server is idle');
   await app.close();
 });
-
-test('issue 28: the routes named first are compiled as soon as they are made, before any request', async () => {
-  const compilers = new LazyCompilers((route) => route.method === 'GET' && route.url === '/tabular');
-  const app = withRoutes(
-    Fastify({
-      schemaController: {
-        compilersFactory: {
-          buildValidator: compilers.buildValidator as unknown as Factory['buildValidator'],
-        },
-      },
-    }),
-  );
-  try {
-    await app.ready();
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(
-      compilers.pending,
-      2,
-      'GET /tabular compiled; its HEAD and POST /login left to their requests',
-    );
-    const answer = await app.inject({ method: 'GET', url: '/tabular?metrics=orders&limit=abc' });
-    assert.match(String(answer.json().refused), /limit/, 'the early validator refuses as the lazy one does');
-  } finally {
-    await app.close();
-  }
-});
