@@ -235,13 +235,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Issue 9: the columnar engine unless REPORT_ENGINE=sql; the API and the Revenue page share it (S3).
   const computing =
     deps.engine ??
-    reportEngineFor(config, deps.db, (event) =>
-      event.event === 'failed'
-        ? app.log.warn({ err: event.error, organizationId: event.organizationId }, 'report snapshot failed')
-        : event.event === 'updated' // issue 19: one a change, many an hour
-          ? app.log.debug(event, 'report snapshot')
-          : app.log.info(event, 'report snapshot'),
-    );
+    reportEngineFor(config, deps.db, {
+      onEvent: (event) =>
+        event.event === 'failed'
+          ? app.log.warn({ err: event.error, organizationId: event.organizationId }, 'report snapshot failed')
+          : event.event === 'updated' // issue 19: one a change, many an hour
+            ? app.log.debug(event, 'report snapshot')
+            : app.log.info(event, 'report snapshot'),
+    });
   app.addHook('onClose', async () => computing.close?.());
   // Issue 28: snapshots prepared in the background, at start and after large writes. Started
   // here, not once the server is ready: the saved files are read back while the routes and their

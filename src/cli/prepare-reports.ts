@@ -33,7 +33,7 @@ export async function prepareReports(
   // The report engines are loaded by a large import only (issue 28: a command's start).
   const { ColumnarReportEngine } = await import('../metrics/columnar/columnar-engine.js');
   const { reportEngineFor } = await import('../metrics/report-engine.js');
-  const engine = reportEngineFor(config, db, undefined, true); // no report to answer meanwhile
+  const engine = reportEngineFor(config, db, { linesAhead: true }); // no report to answer meanwhile
   if (!(engine instanceof ColumnarReportEngine)) return { prepared: false, reason: 'no-snapshots' };
   const started = performance.now();
   try {

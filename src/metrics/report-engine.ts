@@ -54,10 +54,16 @@ export function reportEngineFor(
   config: Pick<Config, 'reportEngine' | 'reportMemoryMb'> &
     Partial<Pick<Config, 'reportSnapshotDir' | 'reportBuildingSqlMs' | 'reportLargeBuildRows'>>,
   db: SnapshotSource,
-  onEvent?: (event: SnapshotEvent) => void,
-  /** No report is answered while it builds: a command that prepares the reports (issue 28, item 1). */
-  noReportsDuringBuilds = false,
+  options: {
+    readonly onEvent?: (event: SnapshotEvent) => void;
+    /**
+     * No report is answered while it builds (a command that prepares the reports, issue 28 item
+     * 1): its builds read the lines ahead as the orders (BuildOptions.linesAhead).
+     */
+    readonly linesAhead?: boolean;
+  } = {},
 ): ReportEngine {
+  const { onEvent, linesAhead } = options;
   const sql = new CountedSqlEngine(new SqlReportEngine(db));
   if (config.reportEngine === 'sql') return sql;
   return new ColumnarReportEngine(db, sql, {
@@ -69,7 +75,7 @@ export function reportEngineFor(
     },
     ...(config.reportBuildingSqlMs ? { buildingSqlBudgetMs: config.reportBuildingSqlMs } : {}),
     ...(config.reportLargeBuildRows ? { largeBuildRows: config.reportLargeBuildRows } : {}),
-    ...(noReportsDuringBuilds ? { noReportsDuringBuilds } : {}),
+    ...(linesAhead ? { linesAhead } : {}),
   });
 }
 

@@ -139,10 +139,10 @@ export interface ColumnarOptions {
   /** warmUp() scans a snapshot of up to this many orders, and only sums a larger one's (default WARM_UP_MAX_ORDERS). */
   readonly warmUpMaxOrders?: number;
   /**
-   * No report is answered while a build reads (a command that prepares the reports, issue 28 item
-   * 1): the lines are read ahead as the orders are (BuildOptions.linesAhead).
+   * The builds read the lines ahead as the orders (BuildOptions.linesAhead): for an engine that
+   * answers no report while it builds (a command that prepares the reports, issue 28 item 1).
    */
-  readonly noReportsDuringBuilds?: boolean;
+  readonly linesAhead?: boolean;
   /** The differential test's way to run every execution path on small data. */
   readonly executionPaths?: ExecutionPaths;
   readonly onEvent?: (event: SnapshotEvent) => void;
@@ -1145,7 +1145,7 @@ export class ColumnarReportEngine implements ReportEngine {
     return buildSnapshot(this.db, organizationId, {
       maxBytes: this.options.memoryBudgetBytes,
       ...(this.options.chunkRows ? { chunkRows: this.options.chunkRows } : {}),
-      ...(this.options.noReportsDuringBuilds ? { linesAhead: true } : {}),
+      ...(this.options.linesAhead ? { linesAhead: true } : {}),
       ...(counted ? { counted } : {}),
       ...(counting
         ? {
