@@ -352,6 +352,11 @@ export class HexTextCodes {
     return this.codes.append(bytes, start, PACKED_HEX_BYTES);
   }
 
+  /** True when code c's key is the packed key bytes[start, start + 33) (appendPacked's form). */
+  holdsPacked(c: number, bytes: Uint8Array, start: number): boolean {
+    return this.codes.holds(c, bytes, start, PACKED_HEX_BYTES);
+  }
+
   private lookUp(data: Uint8Array, start: number, length: number, add: boolean): number {
     const codes = this.codes;
     if (length % 2 !== 0) return add ? codes.code(data, start, length) : codes.find(data, start, length);

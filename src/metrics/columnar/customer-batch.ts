@@ -46,16 +46,24 @@ export class CustomerBatch {
   private keys: Uint8Array;
   private words: Int32Array;
   private hashes: Int32Array;
-  /** The order (its index among the pushed ones) of each key of the batch. */
+  /** The order (its index among the pushed ones) of each key held. */
   private orders: Int32Array;
-  /** The code each key of the batch was given, for the keys coded so far. */
+  /** The code each key held was given, for the keys coded so far. */
   private codes: Int32Array;
+  /** Keys held: [coded, length) wait to be coded. */
   length = 0;
   /** Keys coded so far: [0, coded). */
   private coded = 0;
+  /** Keys added in all, counted for `due` (the keys held start again from 0 once all are coded). */
+  private added = 0;
   /** Bits of a key's hash that pick its bucket, set by the batch's size when it is made. */
   private readonly bits: number;
-  /** Each bucket's table: key + 1 of each slot, 0 for an empty one; at most half full. */
+  /**
+   * Each bucket's table, two numbers a slot: its key, then that key's hash (a probe compares hashes
+   * within the table). A key is its code + 1 once coded (its bytes then read from the codes), or,
+   * during codeSome, -(k + 1) for the key held at k that it first saw. 0: an empty slot. At most
+   * half full.
+   */
   private readonly tables: Int32Array[];
   /** Keys in each bucket's table. */
   private readonly held: Int32Array;
@@ -65,6 +73,10 @@ export class CustomerBatch {
     /** Orders held before the batch is due (a test's smaller batches). */
     private readonly batchOrders = BATCH_ORDERS,
   ) {
+    // Room for the whole batch, though coded a step at a time only a step's keys are ever held
+    // (issue 28: memory first written costs this machine about 3.5 ms a MB, and 48 MB of keys
+    // written once each were a sixth of a million orders' decoding; the room never written is
+    // never mapped).
     const size = Math.min(batchOrders, Math.max(16, capacity));
     this.keys = new Uint8Array(size * STRIDE);
     this.words = new Int32Array(this.keys.buffer);
@@ -72,13 +84,13 @@ export class CustomerBatch {
     this.orders = new Int32Array(size);
     this.codes = new Int32Array(size);
     this.bits = bucketBits(size);
-    this.tables = Array.from({ length: 1 << this.bits }, () => new Int32Array(FIRST_SLOTS));
+    this.tables = Array.from({ length: 1 << this.bits }, () => new Int32Array(2 * FIRST_SLOTS));
     this.held = new Int32Array(1 << this.bits);
   }
 
-  /** Whether the batch should be coded now (code): it holds BATCH_ORDERS orders or more. */
+  /** Whether the batch should be coded now (code): BATCH_ORDERS orders or more were added. */
   get due(): boolean {
-    return this.length >= this.batchOrders;
+    return this.added >= this.batchOrders;
   }
 
   /** Keys added and not coded yet. */
@@ -106,26 +118,40 @@ export class CustomerBatch {
     this.hashes[e] = hash;
     this.orders[e] = order;
     this.length = e + 1;
+    this.added++;
     return true;
   }
 
   /**
    * The keys added since the last call coded (customer[order] set for each), up to `most` of them,
    * in one go: each key new to `codes` appended without being looked up (its table is made at the
-   * first lookup). `codes` must hold no key of 64 digits but the batch's own.
+   * first lookup). `codes` must hold no key of 64 digits but the batch's own. Once every key held
+   * is coded, the next ones are held from the start again.
    */
   codeSome(codes: HexTextCodes, customer: Int32Array, most = this.pending): void {
     const from = this.coded;
     const to = from + Math.min(most, this.pending);
     if (to === from) return;
-    const first = this.firstOccurrences(from, to);
+    const { first, news } = this.firstOccurrences(codes, from, to);
     for (let e = from; e < to; e++) {
       const f = first[e - from] as number;
-      const c = f !== e ? (this.codes[f] as number) : codes.appendPacked(this.keys, e * STRIDE + PACKED_AT);
+      const c =
+        f >= 0
+          ? f
+          : -f - 1 !== e
+            ? (this.codes[-f - 1] as number)
+            : codes.appendPacked(this.keys, e * STRIDE + PACKED_AT);
       this.codes[e] = c;
       customer[this.orders[e] as number] = c;
     }
+    // The new keys' slots now name their codes: the keys held may start again from 0.
+    for (let n = 0; n < news.count; n++) {
+      const table = this.tables[news.bucket[n] as number] as Int32Array;
+      const slot = news.slot[n] as number;
+      table[slot] = (this.codes[-(table[slot] as number) - 1] as number) + 1;
+    }
     this.coded = to;
+    if (this.coded === this.length) this.coded = this.length = 0;
   }
 
   /** Every key not coded yet coded (codeSome), yielding between slices. */
@@ -137,12 +163,17 @@ export class CustomerBatch {
   }
 
   /**
-   * For each key e of [from, to), the first key equal to it (e itself when none comes before,
-   * then kept in its bucket's table): the keys placed by the high bits of their hash into their
-   * buckets, in order, then each bucket's keys found in its table.
+   * For each key e of [from, to), the code of the key equal to it coded before (≥ 0), or -(k + 1)
+   * for the first key k of [from, to) equal to it (k = e when none comes before, then kept in its
+   * bucket's table, its slot listed in `news`): the keys placed by the high bits of their hash
+   * into their buckets, in order, then each bucket's keys found in its table.
    */
-  private firstOccurrences(from: number, to: number): Int32Array {
-    const { bits, hashes, tables, held, words } = this;
+  private firstOccurrences(
+    codes: HexTextCodes,
+    from: number,
+    to: number,
+  ): { first: Int32Array; news: { bucket: Int32Array; slot: Int32Array; count: number } } {
+    const { bits, hashes, tables, held, words, keys } = this;
     const buckets = 1 << bits;
     const bucketOf = (e: number): number => (bits === 0 ? 0 : (hashes[e] as number) >>> (32 - bits));
     const start = new Int32Array(buckets + 1);
@@ -152,35 +183,44 @@ export class CustomerBatch {
     const next = start.slice(0, buckets);
     for (let e = from; e < to; e++) placed[next[bucketOf(e)]!++] = e;
     const first = new Int32Array(to - from);
+    const news = { bucket: new Int32Array(to - from), slot: new Int32Array(to - from), count: 0 };
     for (let b = 0; b < buckets; b++) {
       const begin = start[b] as number;
       const end = start[b + 1] as number;
       if (begin === end) continue;
       let table = tables[b] as Int32Array;
-      if (2 * ((held[b] as number) + end - begin) > table.length) {
-        table = rehashed(table, hashes, (held[b] as number) + end - begin);
+      if (4 * ((held[b] as number) + end - begin) > table.length) {
+        table = rehashed(table, (held[b] as number) + end - begin);
         tables[b] = table;
       }
-      const mask = table.length - 1;
+      const mask = (table.length >> 1) - 1;
       for (let k = begin; k < end; k++) {
         const e = placed[k] as number;
         const hash = hashes[e] as number;
         for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-          const found = (table[slot] as number) - 1;
-          if (found < 0) {
-            table[slot] = e + 1;
+          const entry = table[2 * slot] as number;
+          if (entry === 0) {
+            table[2 * slot] = -(e + 1);
+            table[2 * slot + 1] = hash;
             held[b]! += 1;
-            first[e - from] = e;
+            first[e - from] = -(e + 1);
+            news.bucket[news.count] = b;
+            news.slot[news.count++] = 2 * slot;
             break;
           }
-          if (hashes[found] === hash && sameKey(words, found, e)) {
-            first[e - from] = found;
+          if (table[2 * slot + 1] !== hash) continue;
+          if (
+            entry < 0
+              ? sameKey(words, -entry - 1, e)
+              : codes.holdsPacked(entry - 1, keys, e * STRIDE + PACKED_AT)
+          ) {
+            first[e - from] = entry < 0 ? entry : entry - 1;
             break;
           }
         }
       }
     }
-    return first;
+    return { first, news };
   }
 
   private grow(): void {
@@ -198,16 +238,19 @@ export class CustomerBatch {
 }
 
 /** A bucket's table with room for `keys` keys (at most half full), its keys placed again. */
-function rehashed(table: Int32Array, hashes: Int32Array, keys: number): Int32Array {
-  let size = table.length;
-  while (size < 2 * keys) size *= 2;
-  const bigger = new Int32Array(size);
-  const mask = size - 1;
-  for (const entry of table) {
+function rehashed(table: Int32Array, keys: number): Int32Array {
+  let slots = table.length >> 1;
+  while (slots < 2 * keys) slots *= 2;
+  const bigger = new Int32Array(2 * slots);
+  const mask = slots - 1;
+  for (let at = 0; at < table.length; at += 2) {
+    const entry = table[at] as number;
     if (entry === 0) continue;
-    let slot = (hashes[entry - 1] as number) & mask;
-    while (bigger[slot] !== 0) slot = (slot + 1) & mask;
-    bigger[slot] = entry;
+    const hash = table[at + 1] as number;
+    let slot = hash & mask;
+    while (bigger[2 * slot] !== 0) slot = (slot + 1) & mask;
+    bigger[2 * slot] = entry;
+    bigger[2 * slot + 1] = hash;
   }
   return bigger;
 }
