@@ -15,10 +15,12 @@
 //
 // Only a customer key of 64 lowercase hexadecimal digits (U1's hashes, every key the service
 // writes) goes in the batch; any other text is coded at once, as before. There is one batch, of a
-// build's first BATCH_ORDERS orders (36 bytes each: about 38 MB), coded between two pieces of the
-// COPY once full; the orders after it are looked up one at a time, as before. Later batches, tried,
-// cost more than they saved at ten million orders: their keys, most of them new to the batch,
-// were looked up all the same, and the COPY waited for each batch's coding (docs/benchmarks.md).
+// build's first BATCH_ORDERS orders (36 bytes each: about 38 MB held when it is coded at the end;
+// coded a step at a time, only a step's keys are held, the tables naming the coded keys by their
+// codes), coded between two pieces of the COPY once full; the orders after it are looked up one at
+// a time, as before. Later batches, tried, cost more than they saved at ten million orders: their
+// keys, most of them new to the batch, were looked up all the same, and the COPY waited for each
+// batch's coding (docs/benchmarks.md).
 import { PACKED_HEX_BYTES, packHexDigits, type HexTextCodes } from './byte-codes.js';
 
 /** Orders a batch holds before its keys are coded (it takes the rest of the piece being read). */
@@ -135,12 +137,12 @@ export class CustomerBatch {
     const { first, news } = this.firstOccurrences(codes, from, to);
     for (let e = from; e < to; e++) {
       const f = first[e - from] as number;
-      const c =
-        f >= 0
-          ? f
-          : -f - 1 !== e
-            ? (this.codes[-f - 1] as number)
-            : codes.appendPacked(this.keys, e * STRIDE + PACKED_AT);
+      let c: number;
+      if (f >= 0)
+        c = f; // a key coded in an earlier step
+      else if (-f - 1 !== e)
+        c = this.codes[-f - 1] as number; // a repeat of this step's key
+      else c = codes.appendPacked(this.keys, e * STRIDE + PACKED_AT); // a new customer
       this.codes[e] = c;
       customer[this.orders[e] as number] = c;
     }
