@@ -17,7 +17,7 @@ import { importOrderFile } from '../src/ingest/import.js';
 const file = process.argv[2];
 if (file === undefined) throw new Error('usage: import-statements FILE');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sm-import-statements-'));
-const db = await openDatabase(loadConfig({ ...process.env, DATA_DIR: dir }), { role: 'server' });
+const db = await openDatabase(loadConfig({ ...process.env, DATA_DIR: dir }), { role: 'cli' });
 const spent = new Map<string, { ms: number; count: number }>();
 
 async function timed<T>(sql: string, run: () => Promise<T>): Promise<T> {
@@ -45,7 +45,11 @@ const measured: Database = {
   copyOut: (sql, onData) => db.copyOut(sql, onData),
   giveBack: (pieces) => db.giveBack(pieces),
   queryPages: (sql, params, onPage, options) => db.queryPages(sql, params, onPage, options),
-  transaction: (work) => db.transaction((tx) => work({ query: timedQueries(tx) })),
+  hostedByCommand: db.hostedByCommand,
+  transaction: (work) =>
+    db.transaction((tx) =>
+      work({ query: timedQueries(tx), copyIn: (sql, data) => timed(sql, () => tx.copyIn(sql, data)) }),
+    ),
   close: () => db.close(),
 };
 

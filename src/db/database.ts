@@ -73,8 +73,20 @@ export interface Database extends PagedQueryable {
    * may read them afterwards. Elsewhere they are left to the garbage collector.
    */
   giveBack(pieces: readonly Uint8Array[]): void;
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * True when this process is a command (the CLI) that hosts the embedded database itself: no
+   * server runs on its DATA_DIR, and a transaction it holds keeps no report waiting (issue 27,
+   * src/ingest/copy-into-empty.ts). False for a server, a command joined to a server's host, and
+   * PostgreSQL.
+   */
+  readonly hostedByCommand: boolean;
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** A transaction's statements, and COPY … FROM STDIN in it (as Database.copyIn). */
+export interface Transaction extends Queryable {
+  copyIn(sql: string, data: string | Buffer): Promise<void>;
 }
 
 const CONNECTION_ERROR_CODES = new Set([
@@ -157,6 +169,7 @@ class PoolDatabase implements Database {
     private readonly pool: pg.Pool,
     private readonly host: EmbeddedHost | undefined,
     readonly secretKey: Buffer,
+    readonly hostedByCommand = false,
   ) {}
 
   async query<R extends Row = Row>(
@@ -284,11 +297,12 @@ class PoolDatabase implements Database {
     }
   }
 
-  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await this.checkout();
-    const tx: Queryable = {
+    const tx: Transaction = {
       query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) =>
         (await client.query<R>(sql, params as unknown[])).rows,
+      copyIn: (sql, data) => pipeline(Readable.from([data]), client.query(copyFrom(sql))),
     };
     let broken = false;
     try {
@@ -361,6 +375,7 @@ async function openEmbedded(config: Config, options: OpenOptions): Promise<Datab
     embeddedPool(host.socketDir, options.poolSize ?? 4),
     host,
     config.secretKey,
+    options.role === 'cli',
   );
 }
 

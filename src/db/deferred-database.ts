@@ -3,7 +3,7 @@
 // starts in its worker thread and the schema is checked, instead of one after the other (issue 28,
 // the time from `serve` to the port listening).
 import type { CopyReader } from './copy-out.js';
-import type { Database, QueryOptions, Queryable, Row } from './database.js';
+import type { Database, QueryOptions, Row, Transaction } from './database.js';
 
 export function deferredDatabase(
   opening: Promise<Database>,
@@ -26,7 +26,9 @@ export function deferredDatabase(
     copyIn: async (sql: string, data: string | Buffer) => (await opening).copyIn(sql, data),
     copyOut: async (sql: string, onData: CopyReader) => (await opening).copyOut(sql, onData),
     giveBack: (pieces: readonly Uint8Array[]) => void opening.then((db) => db.giveBack(pieces)),
-    transaction: async <T>(work: (tx: Queryable) => Promise<T>) => (await opening).transaction(work),
+    // Only a server defers its opening: never a command that hosts the database.
+    hostedByCommand: false,
+    transaction: async <T>(work: (tx: Transaction) => Promise<T>) => (await opening).transaction(work),
     close: async () => (await opening).close(),
   };
 }

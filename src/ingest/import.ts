@@ -51,6 +51,7 @@ import {
 } from './staging.js';
 import { SMALL_MERGE, analyzeIfStale, vacuumIfBloated } from './statistics.js';
 import { streamIntoEmpty } from './stream-merge.js';
+import { copyIntoEmpty } from './copy-into-empty.js';
 import { INDEXES_AFTER_MIN } from './indexes-after.js';
 import { lineIndexOf } from './order-line.js';
 import { validateOrder, type OrderValidation } from './validate-order.js';
@@ -100,6 +101,14 @@ export interface ImportOptions {
   /** Who started it and from which file, for the job row. */
   origin?: JobOrigin;
   fileName?: string;
+  /**
+   * The same entries read again from the start (a file, not a pipe): a command hosting the embedded
+   * database writes a first import straight into orders, and reads the file a second time, staged,
+   * when it repeats an order (src/ingest/copy-into-empty.ts).
+   */
+  readAgain?: () => AsyncIterable<readonly ReadEntry[]>;
+  /** The file's size in bytes, when known: how much the import may write (copy-into-empty.ts). */
+  fileBytes?: number;
 }
 
 export { STAGING_BATCH } from './staging.js';
@@ -285,8 +294,10 @@ const succeeded =
 
 /**
  * Reads the entries into the import's staging and merges them (I2, U2), or not when the file is
- * refused (I1: `counts` undefined). On a server, an organization without orders gets them while the
- * file is read (src/ingest/stream-merge.ts); otherwise one transaction merges them once read.
+ * refused (I1: `counts` undefined). An organization without orders gets them while the file is
+ * read: straight into their tables from a command hosting the embedded database alone
+ * (src/ingest/copy-into-empty.ts), through the staging on a PostgreSQL server
+ * (src/ingest/stream-merge.ts); otherwise one transaction merges them once read.
  */
 async function readAndMerge(
   db: Database,
@@ -298,18 +309,36 @@ async function readAndMerge(
   const { organizationId, importId } = job;
   const read: ReadLines = { lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 };
   const stopHeartbeat = startHeartbeat(db, job, read);
+  let entries = batches;
   try {
     const refused = (): boolean =>
       read.fileError !== undefined || (read.rejected > 0 && options.skipInvalid !== true);
     const stage = async (stager: Stager) => {
       staging.buffer = stager;
-      await stageEntries(db, batches, stager, read, options.onProgress);
+      await stageEntries(db, entries, stager, read, options.onProgress);
       return { staged: read.staged, refused: refused() };
     };
+    // The stream's transaction checks again under the organization's lock; this look needs none.
+    if (
+      db.hostedByCommand &&
+      options.readAgain !== undefined &&
+      options.streamIntoOrders !== false &&
+      !(await hasOrders(db, organizationId))
+    ) {
+      const file = { bytes: options.fileBytes ?? 0, refused };
+      const copied = await copyIntoEmpty(db, organizationId, file, stage, succeeded(job, read));
+      if (copied === 'refused') return { read };
+      if (typeof copied === 'object') return { read, counts: copied };
+      if (copied === 'repeated') {
+        // Nothing was written: the file again, from its first line, staged and merged (I2).
+        Object.assign(read, { lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 });
+        entries = options.readAgain();
+      }
+      // undefined: orders came meanwhile and nothing was read; staged below.
+    }
     // Created once the job is running, so that no recovery takes it for a killed import's.
     const ownTable = () => createImportLines(db, importId, { byLine: db.engine === 'postgres' });
     let target: StagingTarget | undefined;
-    // The stream's transaction checks again under the organization's lock; this look needs none.
     if (
       db.engine === 'postgres' &&
       options.streamIntoOrders !== false &&
@@ -457,7 +486,12 @@ export async function importOrderFile(
     const named = file === '-' ? undefined : formatOfFileName(file);
     const { format, input } = named ? { format: named, input: stream } : await sniffFormat(stream);
     return await importOrderStream(db, organizationId, input, format, {
-      ...(file === '-' ? { streamIntoOrders: false } : {}),
+      ...(file === '-'
+        ? { streamIntoOrders: false }
+        : {
+            readAgain: () => readOrders(fs.createReadStream(file), format),
+            fileBytes: (await fs.promises.stat(file)).size,
+          }),
       ...options,
     });
   } finally {

@@ -17,7 +17,7 @@ import type { Queryable } from '../db/database.js';
 export const INDEXES_AFTER_MIN = 10_000;
 
 /** An index of the table, and the constraint it backs (a primary key), if any. */
-type TableIndex = {
+export type TableIndex = {
   name: string;
   definition: string;
   constraint_name: string | null;
@@ -54,6 +54,14 @@ export async function indexesAfter<T>(
   if (staged === undefined) return write();
   const [size] = await tx.query<{ small: boolean }>(NO_LARGER, [table, staged]);
   if (size?.small !== true) return write();
+  const dropped = await dropIndexes(tx, table);
+  const result = await write();
+  await buildIndexes(tx, table, dropped);
+  return result;
+}
+
+/** Drops the indexes of `table`, its key's constraint included; returns what buildIndexes needs. */
+export async function dropIndexes(tx: Queryable, table: string): Promise<readonly TableIndex[]> {
   const indexes = await tx.query<TableIndex>(INDEXES_OF, [table]);
   for (const index of indexes)
     await tx.query(
@@ -61,12 +69,19 @@ export async function indexesAfter<T>(
         ? `DROP INDEX ${index.name}`
         : `ALTER TABLE ${table} DROP CONSTRAINT ${quoted(index.constraint_name)}`,
     );
-  const result = await write();
+  return indexes;
+}
+
+/** Builds again, from their definitions, the indexes dropIndexes dropped, the key first. */
+export async function buildIndexes(
+  tx: Queryable,
+  table: string,
+  indexes: readonly TableIndex[],
+): Promise<void> {
   for (const index of indexes)
     await tx.query(
       index.constraint_name === null
         ? index.definition
         : `ALTER TABLE ${table} ADD CONSTRAINT ${quoted(index.constraint_name)} ${index.constraint_definition}`,
     );
-  return result;
 }

@@ -69,9 +69,14 @@ export function stagedRow(line: number, o: OrderRecord): string {
  * place from 0, then LINE_FIELDS (categories as an array literal).
  */
 export function stagedLineRows(line: number, lines: readonly OrderLineRecord[]): string {
+  return lineRows(`${line}\t`, lines);
+}
+
+/** An order's lines as rows of COPY's text format: `prefix`, the line's place from 0, LINE_FIELDS. */
+export function lineRows(prefix: string, lines: readonly OrderLineRecord[]): string {
   let rows = '';
   for (const [position, l] of lines.entries()) {
-    rows += `${line}\t${position}\t${copyField(l.line_id)}\t${copyField(l.product_id)}\t${copyField(l.variant_id)}\t${copyField(l.sku)}\t${copyField(l.product_name)}\t${copyField(l.variant_name)}\t${copyField(arrayLiteral(l.categories))}\t${l.quantity}\t${l.subtotal}\t${l.discount}\t${l.refunded_quantity}\t${l.refunded_amount}\n`;
+    rows += `${prefix}${position}\t${copyField(l.line_id)}\t${copyField(l.product_id)}\t${copyField(l.variant_id)}\t${copyField(l.sku)}\t${copyField(l.product_name)}\t${copyField(l.variant_name)}\t${copyField(arrayLiteral(l.categories))}\t${l.quantity}\t${l.subtotal}\t${l.discount}\t${l.refunded_quantity}\t${l.refunded_amount}\n`;
   }
   return rows;
 }
@@ -91,7 +96,12 @@ export function arrayLiteral(values: readonly string[]): string {
 
 /** One order as a row of COPY's text format, its order columns only (its lines staged apart). */
 export function stagedOrderRow(line: number, o: OrderRecord): string {
-  return `${line}\t${copyField(o.storeAddress)}\t${copyField(o.externalId)}\t${o.createdAt}\t${copyField(o.status)}\t${o.billingCountry ?? NULL}\t${o.customer ?? NULL}\t${o.items}\t${o.total}\t${o.taxTotal}\t${o.shippingTotal}\t${o.feeTotal}\t${o.refundTotal}\t${o.refundTax}\t${o.refundShipping}\n`;
+  return `${line}\t${copyField(o.storeAddress)}\t${orderFields(o)}`;
+}
+
+/** An order's columns from external_id to the last (ORDER_COLUMNS after the store), as COPY text, its row's end included. */
+export function orderFields(o: OrderRecord): string {
+  return `${copyField(o.externalId)}\t${o.createdAt}\t${copyField(o.status)}\t${o.billingCountry ?? NULL}\t${o.customer ?? NULL}\t${o.items}\t${o.total}\t${o.taxTotal}\t${o.shippingTotal}\t${o.feeTotal}\t${o.refundTotal}\t${o.refundTax}\t${o.refundShipping}\n`;
 }
 
 /**
@@ -103,6 +113,11 @@ export interface StagingTarget {
   readonly copy: string;
   readonly rowPrefix: string;
   readonly linesCopy?: string;
+  /** Rows of other tables than the staging ones (src/ingest/copy-into-empty.ts): each order's, and its lines' for linesCopy. */
+  readonly rows?: {
+    order(o: OrderRecord): string;
+    lines(o: OrderRecord): string;
+  };
 }
 
 /** import_staging, shared by the connector's pages: rows carry their organization and import. */
@@ -275,7 +290,7 @@ export class StagingBuffer {
   private inFlight: Promise<void> | undefined;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: Pick<Database, 'copyIn'>,
     private readonly target: StagingTarget,
     private readonly onStored?: StoredListener,
   ) {
@@ -293,7 +308,11 @@ export class StagingBuffer {
   add(line: number, order: OrderRecord): void {
     if (this.rows === 0) this.firstLine = line;
     this.lastLine = line;
-    if (this.lines === undefined) this.orders.write(this.target.rowPrefix + stagedRow(line, order));
+    const rows = this.target.rows;
+    if (rows !== undefined) {
+      this.orders.write(rows.order(order));
+      if (order.lines.length > 0) this.lines?.write(rows.lines(order));
+    } else if (this.lines === undefined) this.orders.write(this.target.rowPrefix + stagedRow(line, order));
     else {
       this.orders.write(this.target.rowPrefix + stagedOrderRow(line, order));
       if (order.lines.length > 0) this.lines.write(stagedLineRows(line, order.lines));

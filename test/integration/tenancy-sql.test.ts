@@ -30,8 +30,14 @@ test('tenancy: every statement emitted by imports, settings, keys and reports (o
     copyIn: (sql, data) => (statements.push(sql), db.copyIn(sql, data)),
     copyOut: (sql, onData) => (statements.push(sql), db.copyOut(sql, onData)),
     giveBack: (pieces) => db.giveBack(pieces),
+    hostedByCommand: db.hostedByCommand,
     transaction: (work) =>
-      db.transaction((tx) => work({ query: (sql, params) => (statements.push(sql), tx.query(sql, params)) })),
+      db.transaction((tx) =>
+        work({
+          query: (sql, params) => (statements.push(sql), tx.query(sql, params)),
+          copyIn: (sql, data) => (statements.push(sql), tx.copyIn(sql, data)),
+        }),
+      ),
   };
   try {
     const org = await createOrganization(recording, { name: 'Tenant' });

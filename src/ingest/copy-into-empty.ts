@@ -1,0 +1,202 @@
+// Issue 27, item 6: a command that hosts the embedded database alone (the CLI, no server on its
+// DATA_DIR) imports a file into an organization without any order straight into orders and
+// order_lines. One transaction holds the whole import, from the first line to the last; each batch
+// is COPYed into the tables themselves as soon as it is validated. No staging table, no
+// INSERT … SELECT, no join: PGlite's thread stores a batch while the command's thread reads and
+// validates the next (two cores, one each), where the staged import did the merge's inserts after
+// the read, PGlite's thread alone (docs/benchmarks.md). Nothing is visible before the commit, and a
+// refused, failed or killed import rolls back (I1).
+// From 8 MiB of file, the tables' indexes are dropped first and built after the read, as a staged
+// first import does (src/ingest/indexes-after.ts), and the lines' check of their orders (migration
+// 020), which would read every order without their key, runs once at the end instead of once a
+// batch. A file that repeats an order fails the orders' key (its COPY, or the key's build), the
+// transaction rolls back, and the caller reads the file again the staged way, where the last line
+// of each order wins (I2, src/ingest/merge.ts). Files rarely repeat orders.
+// Never beside a server, nor on PostgreSQL (src/ingest/stream-merge.ts does this there): the
+// transaction holds PGlite's one session for the whole import.
+import type { Database, Transaction } from '../db/database.js';
+import { errorFields } from '../errors.js';
+import { firstOrdersFromLines } from '../metrics/first-orders.js';
+import { buildIndexes, dropIndexes } from './indexes-after.js';
+import { UNIQUE_VIOLATION, hasOrders, lockOrganization, type MergedCounts } from './merge.js';
+import { LINE_FIELDS } from './order-line.js';
+import { ORDER_COLUMNS, StagingBuffer, copyField, lineRows, orderFields, type Stager } from './staging.js';
+import type { OrderRecord } from './validate-order.js';
+
+const COPY_ORDERS = `COPY orders (organization_id, store_id, ${ORDER_COLUMNS.slice(1).join(', ')}) FROM STDIN`;
+const COPY_LINES = `COPY order_lines (organization_id, store_id, external_id, position, ${LINE_FIELDS.join(', ')}) FROM STDIN`;
+
+// The stores of a batch's new addresses, connected on first sight as the staged merge does.
+const CONNECT_STORES = `INSERT INTO stores (organization_id, address)
+  SELECT $1::bigint, unnest($2::text[]) ON CONFLICT (organization_id, address) DO NOTHING`;
+const STORES_OF =
+  'SELECT id::text AS id, address FROM stores WHERE organization_id = $1 AND address = ANY ($2::text[])';
+
+/**
+ * Valid orders written as rows of orders and order_lines, batch after batch, in the import's
+ * transaction (StagingBuffer's pipelining: the next batch is validated while the last one is
+ * stored). An order of a store not seen yet ends its batch: its store's id is looked up (the
+ * store connected) before its rows are written.
+ */
+export class RowsIntoTables implements Stager {
+  private readonly buffer: StagingBuffer;
+  private readonly prefixes = new Map<string, string>();
+  private waiting: OrderRecord[] = [];
+
+  constructor(
+    private readonly tx: Transaction,
+    private readonly organizationId: string,
+    /** True once the file is refused (I1): nothing more is written, it will be rolled back. */
+    private readonly stopped: () => boolean,
+  ) {
+    const prefixOf = (o: OrderRecord): string => {
+      const prefix = this.prefixes.get(o.storeAddress);
+      if (prefix === undefined) throw new Error('store not connected'); // add() saw to it
+      return prefix;
+    };
+    this.buffer = new StagingBuffer(tx, {
+      copy: COPY_ORDERS,
+      rowPrefix: '',
+      linesCopy: COPY_LINES,
+      rows: {
+        order: (o) => prefixOf(o) + orderFields(o),
+        lines: (o) => lineRows(`${prefixOf(o)}${copyField(o.externalId)}\t`, o.lines),
+      },
+    });
+  }
+
+  get full(): boolean {
+    return this.waiting.length > 0 || this.buffer.full;
+  }
+
+  add(line: number, order: OrderRecord): void {
+    if (this.stopped()) return;
+    if (this.prefixes.has(order.storeAddress)) this.buffer.add(line, order);
+    else this.waiting.push(order);
+  }
+
+  async flush(): Promise<void> {
+    await this.connectWaiting();
+    await this.buffer.flush();
+  }
+
+  async finish(): Promise<void> {
+    await this.connectWaiting();
+    await this.buffer.finish();
+  }
+
+  async settle(): Promise<void> {
+    await this.buffer.settle();
+  }
+
+  /** Connects the stores of the waiting orders, then writes those orders as the others. */
+  private async connectWaiting(): Promise<void> {
+    if (this.waiting.length === 0) return;
+    const addresses = [...new Set(this.waiting.map((o) => o.storeAddress))];
+    await this.tx.query(CONNECT_STORES, [this.organizationId, addresses]);
+    const stores = await this.tx.query<{ id: string; address: string }>(STORES_OF, [
+      this.organizationId,
+      addresses,
+    ]);
+    for (const store of stores)
+      this.prefixes.set(store.address, `${copyField(this.organizationId)}\t${store.id}\t`);
+    const waiting = this.waiting;
+    this.waiting = [];
+    // Their line numbers only told StagingBuffer's listener of what was stored: it has none here.
+    for (const order of waiting) this.buffer.add(0, order);
+  }
+}
+
+/** Thrown to roll the import's transaction back once a refused file is read. */
+class Refused extends Error {
+  constructor() {
+    super('import refusé');
+  }
+}
+
+/**
+ * The file's size from which the indexes of orders and order_lines (but the orders' key) are
+ * dropped for the import and built again after it, as a staged first import does from 10,000
+ * orders (src/ingest/indexes-after.ts): about that many orders with their lines.
+ */
+export const INDEXES_AFTER_BYTES = 8 * 1024 * 1024;
+
+// Also only while both tables hold no more than about what the file will add (half its size: a
+// million orders with lines, 999 MB of NDJSON, take 650 MB of rows): the builds then sort at most
+// about twice the rows written, which costs less than keeping the indexes current.
+const SMALL_BESIDE = `SELECT $1::bigint >= $2::bigint
+  AND pg_relation_size('orders') + pg_relation_size('order_lines') <= $1::bigint / 2 AS small`;
+
+const LINES_CHECK = 'order_lines_insert_references_orders';
+const LINES_CHECK_OFF = `ALTER TABLE order_lines DISABLE TRIGGER ${LINES_CHECK}`;
+const LINES_CHECK_ON = `ALTER TABLE order_lines ENABLE TRIGGER ${LINES_CHECK}`;
+
+// What the lines' check (migration 020) tells of each statement, for the whole import at once:
+// every line's order exists. The organization had none before this transaction, which wrote them all.
+const LINES_WITHOUT_ORDER = `SELECT EXISTS (
+  SELECT 1 FROM order_lines l WHERE l.organization_id = $1 AND NOT EXISTS (
+    SELECT 1 FROM orders o
+    WHERE o.organization_id = l.organization_id AND o.store_id = l.store_id AND o.external_id = l.external_id)
+) AS found`;
+
+async function checkLinesOrders(tx: Transaction, organizationId: string): Promise<void> {
+  const [row] = await tx.query<{ found: boolean }>(LINES_WITHOUT_ORDER, [organizationId]);
+  if (row?.found !== false) throw new Error('order lines refer to an order that does not exist');
+}
+
+const ORGANIZATION_ORDERS = '(SELECT customer, created_at, status FROM orders WHERE organization_id = $1)';
+
+/**
+ * When the organization has no order: opens the transaction that holds the whole import, runs
+ * `readAll`, which reads and validates the file and writes its valid orders through `rows` (none
+ * once `refused()`), then computes the first orders (U2) and records the job's result (`onCommit`)
+ * before the commit. Returns the counts once committed; 'refused' when the file was read and
+ * refused (nothing written); 'repeated' when it repeats an order (nothing written: read it again
+ * the staged way); undefined when the organization has orders (nothing was read).
+ */
+export async function copyIntoEmpty(
+  db: Database,
+  organizationId: string,
+  file: { bytes: number; refused: () => boolean },
+  readAll: (rows: RowsIntoTables) => Promise<{ staged: number }>,
+  onCommit: (tx: Transaction, counts: MergedCounts) => Promise<void>,
+): Promise<MergedCounts | 'refused' | 'repeated' | undefined> {
+  try {
+    return await db.transaction(async (tx) => {
+      // The import's length follows the file's size (STATEMENT_TIMEOUT_MS cancels runaway reports).
+      await tx.query('SET LOCAL statement_timeout = 0');
+      await lockOrganization(tx, organizationId);
+      if (await hasOrders(tx, organizationId)) return undefined;
+      const [tables] = await tx.query<{ small: boolean }>(SMALL_BESIDE, [file.bytes, INDEXES_AFTER_BYTES]);
+      const dropped =
+        tables?.small === true
+          ? { orders: await dropIndexes(tx, 'orders'), lines: await dropIndexes(tx, 'order_lines') }
+          : undefined;
+      // Without the orders' key, the lines' check of their orders (migration 020) would read every
+      // order for each batch: it is checked once for all of them instead, after the builds.
+      if (dropped !== undefined) await tx.query(LINES_CHECK_OFF);
+      const rows = new RowsIntoTables(tx, organizationId, file.refused);
+      const read = await readAll(rows).catch(async (error: unknown) => {
+        await rows.settle(); // no COPY may follow the ROLLBACK to come
+        throw error;
+      });
+      if (file.refused()) throw new Refused();
+      if (dropped !== undefined) {
+        // A repeated order fails the key's build (23505): read again the staged way.
+        await buildIndexes(tx, 'orders', dropped.orders);
+        await buildIndexes(tx, 'order_lines', dropped.lines);
+        await tx.query(LINES_CHECK_ON);
+        await checkLinesOrders(tx, organizationId);
+      }
+      // U2: no order existed, and every order is written once (or the key would have failed).
+      await firstOrdersFromLines(tx, organizationId, ORGANIZATION_ORDERS, [organizationId]);
+      const counts = { imported: read.staged, updated: 0 };
+      await onCommit(tx, counts);
+      return counts;
+    });
+  } catch (error) {
+    if (error instanceof Refused) return 'refused';
+    if (errorFields(error).code === UNIQUE_VIOLATION) return 'repeated';
+    throw error;
+  }
+}
