@@ -115,14 +115,14 @@ class Refused extends Error {
 }
 
 /**
- * The file's size from which the indexes of orders and order_lines (but the orders' key) are
- * dropped for the import and built again after it, as a staged first import does from 10,000
+ * The file's size from which the indexes of orders and order_lines (their keys too) are dropped
+ * for the import and built again after it, as a staged first import does from 10,000
  * orders (src/ingest/indexes-after.ts): about that many orders with their lines.
  */
 export const INDEXES_AFTER_BYTES = 8 * 1024 * 1024;
 
 // Also only while both tables hold no more than about what the file will add (half its size: a
-// million orders with lines, 999 MB of NDJSON, take 650 MB of rows): the builds then sort at most
+// million orders with lines, 999 MB of NDJSON, take 676 MB of rows): the builds then sort at most
 // about twice the rows written, which costs less than keeping the indexes current.
 const SMALL_BESIDE = `SELECT $1::bigint >= $2::bigint
   AND pg_relation_size('orders') + pg_relation_size('order_lines') <= $1::bigint / 2 AS small`;
