@@ -140,6 +140,8 @@ interface ReadLines {
   fileError?: string;
 }
 
+const nothingRead = (): ReadLines => ({ lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 });
+
 /**
  * The errors of an order read from several CSV rows (L8), each on its own row: those of its line
  * k on the row of that line, the rows that contradict the first one on theirs; in file order.
@@ -307,7 +309,7 @@ async function readAndMerge(
   staging: Staging,
 ): Promise<{ read: ReadLines; counts?: MergedCounts }> {
   const { organizationId, importId } = job;
-  const read: ReadLines = { lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 };
+  const read = nothingRead();
   const stopHeartbeat = startHeartbeat(db, job, read);
   let entries = batches;
   try {
@@ -331,7 +333,7 @@ async function readAndMerge(
       if (typeof copied === 'object') return { read, counts: copied };
       if (copied === 'repeated') {
         // Nothing was written: the file again, from its first line, staged and merged (I2).
-        Object.assign(read, { lines: 0, staged: 0, rejected: 0, errors: [], errorCount: 0 });
+        Object.assign(read, nothingRead());
         entries = options.readAgain();
       }
       // undefined: orders came meanwhile and nothing was read; staged below.
@@ -475,11 +477,13 @@ export async function importOrderFile(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   let stream: Readable = process.stdin;
+  let fileBytes = 0;
   if (file !== '-') {
     const handle = await fs.promises.open(file, 'r').catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') throw new AppError('NOT_FOUND', `Fichier introuvable : ${file}`);
       throw error;
     });
+    fileBytes = (await handle.stat()).size; // the file opened, whatever its name points to later
     stream = handle.createReadStream();
   }
   try {
@@ -490,7 +494,7 @@ export async function importOrderFile(
         ? { streamIntoOrders: false }
         : {
             readAgain: () => readOrders(fs.createReadStream(file), format),
-            fileBytes: (await fs.promises.stat(file)).size,
+            fileBytes,
           }),
       ...options,
     });
