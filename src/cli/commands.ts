@@ -23,7 +23,8 @@ import {
   type Command,
   type CommandContext,
 } from './command-tools.js';
-import { prepareReports } from './prepare-reports.js';
+import type { ImportSnapshot } from '../metrics/columnar/import-snapshot.js';
+import { prepareReports, snapshotWhileWriting } from './prepare-reports.js';
 import { STORE_COMMANDS } from './store-commands.js';
 
 export type { CommandContext } from './command-tools.js';
@@ -100,8 +101,13 @@ export const COMMANDS: Record<string, Command> = {
         const { importOrderFile, refusalMessage } = await import('../ingest/import.js');
         const total = { imported: 0, updated: 0, rejected: 0 };
         let failed = false;
+        // Issue 27: a first import's snapshot built as its orders are written (the last file's:
+        // any file after the first finds orders, and a snapshot of it alone would be stale).
+        let built: ImportSnapshot | undefined;
         for (const file of context.positionals) {
+          built = await snapshotWhileWriting(context.config, db, org.id);
           const result: ImportResult = await importOrderFile(db, org.id, file, {
+            ...(built ? { written: built } : {}),
             skipInvalid: context.values['skip-invalid'] === true,
             onProgress: (p) =>
               context.progress(
@@ -125,7 +131,7 @@ export const COMMANDS: Record<string, Command> = {
         context.print({ imported, updated, rejected }, importSummary(total));
         // Issue 28, item 1: the first report after a large import takes the fast path.
         context.progress('Préparation des rapports…');
-        const preparation = await prepareReports(context.config, db, org.id, imported + updated);
+        const preparation = await prepareReports(context.config, db, org.id, imported + updated, built);
         context.progress('');
         if (preparation.prepared)
           context.warn(

@@ -8,6 +8,7 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { errorFields } from '../errors.js';
+import type { ImportSnapshot } from '../metrics/columnar/import-snapshot.js';
 
 /**
  * A batch this large leaves the snapshot ready; a smaller one (a few orders into a large
@@ -17,15 +18,41 @@ import { errorFields } from '../errors.js';
 export const PREPARE_MIN_ORDERS = 10_000;
 
 export type Preparation =
-  | { readonly prepared: true; readonly orders: number; readonly ms: number }
+  | {
+      readonly prepared: true;
+      readonly orders: number;
+      readonly ms: number;
+      /** Built from the orders as the import wrote them, or read back from the database. */
+      readonly from: 'import' | 'database';
+    }
   | { readonly prepared: false; readonly reason: string };
 
-/** Prepares and saves the organization's snapshot after a batch of `written` orders. */
+/**
+ * Issue 27: the snapshot a command's first import builds as it writes its orders
+ * (src/metrics/columnar/import-snapshot.ts), when the reports use snapshots saved to a folder;
+ * prepareReports then saves it instead of reading the rows back.
+ */
+export async function snapshotWhileWriting(
+  config: Config,
+  db: Database,
+  organizationId: string,
+): Promise<ImportSnapshot | undefined> {
+  if (!db.hostedByCommand || config.reportEngine !== 'columnar' || !config.reportSnapshotDir)
+    return undefined;
+  const { ImportSnapshot } = await import('../metrics/columnar/import-snapshot.js');
+  return new ImportSnapshot(organizationId, config.reportMemoryMb * 1024 * 1024);
+}
+
+/**
+ * Prepares and saves the organization's snapshot after a batch of `written` orders: `built` when
+ * the import built it as it wrote (and nothing changed since), else read from the database.
+ */
 export async function prepareReports(
   config: Config,
   db: Database,
   organizationId: string,
   written: number,
+  built?: ImportSnapshot,
 ): Promise<Preparation> {
   if (written < PREPARE_MIN_ORDERS) return { prepared: false, reason: 'small' };
   if (config.reportEngine !== 'columnar' || !config.reportSnapshotDir)
@@ -37,11 +64,18 @@ export async function prepareReports(
   if (!(engine instanceof ColumnarReportEngine)) return { prepared: false, reason: 'no-snapshots' };
   const started = performance.now();
   try {
-    await engine.prepare(organizationId, undefined, { save: true });
+    const live = await built?.snapshot(db);
+    if (live) await engine.adopt(organizationId, live);
+    else await engine.prepare(organizationId, undefined, { save: true });
     await engine.saved();
     const orders = engine.heldOrders(organizationId);
     if (orders === undefined) return { prepared: false, reason: 'not-built' };
-    return { prepared: true, orders, ms: Math.round(performance.now() - started) };
+    return {
+      prepared: true,
+      orders,
+      ms: Math.round(performance.now() - started),
+      from: live ? 'import' : 'database',
+    };
   } catch (error) {
     return {
       prepared: false,

@@ -33,6 +33,18 @@ const STORES_OF =
   'SELECT id::text AS id, address FROM stores WHERE organization_id = $1 AND address = ANY ($2::text[])';
 
 /**
+ * Told of each order as it is written (its store connected first), then of the data version the
+ * import committed, or that it was not: a command builds the organization's report snapshot from
+ * them (src/metrics/columnar/import-snapshot.ts) instead of reading the rows back after the commit.
+ */
+export interface WrittenOrders {
+  store(id: number, address: string): void;
+  order(o: OrderRecord, storeId: number): void;
+  committed(version: string): void;
+  discard(): void;
+}
+
+/**
  * Valid orders written as rows of orders and order_lines, batch after batch, in the import's
  * transaction (StagingBuffer's pipelining: the next batch is validated while the last one is
  * stored). An order of a store not seen yet ends its batch: its store's id is looked up (the
@@ -41,6 +53,7 @@ const STORES_OF =
 export class RowsIntoTables implements Stager {
   private readonly buffer: StagingBuffer;
   private readonly prefixes = new Map<string, string>();
+  private readonly storeIds = new Map<string, number>();
   private waiting: OrderRecord[] = [];
 
   constructor(
@@ -48,6 +61,7 @@ export class RowsIntoTables implements Stager {
     private readonly organizationId: string,
     /** True once the file is refused (I1): nothing more is written, it will be rolled back. */
     private readonly stopped: () => boolean,
+    private readonly written?: WrittenOrders,
   ) {
     const prefixOf = (o: OrderRecord): string => {
       const prefix = this.prefixes.get(o.storeAddress);
@@ -71,8 +85,14 @@ export class RowsIntoTables implements Stager {
 
   add(line: number, order: OrderRecord): void {
     if (this.stopped()) return;
-    if (this.prefixes.has(order.storeAddress)) this.buffer.add(line, order);
-    else this.waiting.push(order);
+    const storeId = this.storeIds.get(order.storeAddress);
+    if (storeId === undefined) this.waiting.push(order);
+    else this.write(line, order, storeId);
+  }
+
+  private write(line: number, order: OrderRecord, storeId: number): void {
+    this.buffer.add(line, order);
+    this.written?.order(order, storeId);
   }
 
   async flush(): Promise<void> {
@@ -98,12 +118,15 @@ export class RowsIntoTables implements Stager {
       this.organizationId,
       addresses,
     ]);
-    for (const store of stores)
+    for (const store of stores) {
       this.prefixes.set(store.address, `${copyField(this.organizationId)}\t${store.id}\t`);
+      this.storeIds.set(store.address, Number(store.id));
+      this.written?.store(Number(store.id), store.address);
+    }
     const waiting = this.waiting;
     this.waiting = [];
     // Their line numbers only told StagingBuffer's listener of what was stored: it has none here.
-    for (const order of waiting) this.buffer.add(0, order);
+    for (const order of waiting) this.write(0, order, this.storeIds.get(order.storeAddress) as number);
   }
 }
 
@@ -144,6 +167,15 @@ async function checkLinesOrders(tx: Transaction, organizationId: string): Promis
   if (row?.found !== false) throw new Error('order lines refer to an order that does not exist');
 }
 
+/** The organization's data version as this transaction leaves it (bumped by its writes: migration 009). */
+async function dataVersion(tx: Transaction, organizationId: string): Promise<string | undefined> {
+  const [row] = await tx.query<{ version: string }>(
+    'SELECT data_version::text AS version FROM organizations WHERE id = $1',
+    [organizationId],
+  );
+  return row?.version;
+}
+
 const ORGANIZATION_ORDERS = '(SELECT customer, created_at, status FROM orders WHERE organization_id = $1)';
 
 /**
@@ -160,9 +192,11 @@ export async function copyIntoEmpty(
   file: { bytes: number; refused: () => boolean },
   readAll: (rows: RowsIntoTables) => Promise<{ staged: number }>,
   onCommit: (tx: Transaction, counts: MergedCounts) => Promise<void>,
+  written?: WrittenOrders,
 ): Promise<MergedCounts | 'refused' | 'repeated' | undefined> {
+  let version: string | undefined;
   try {
-    return await db.transaction(async (tx) => {
+    const counts = await db.transaction(async (tx) => {
       // The import's length follows the file's size (STATEMENT_TIMEOUT_MS cancels runaway reports).
       await tx.query('SET LOCAL statement_timeout = 0');
       await lockOrganization(tx, organizationId);
@@ -175,7 +209,7 @@ export async function copyIntoEmpty(
       // Without the orders' key, the lines' check of their orders (migration 020) would read every
       // order for each batch: it is checked once for all of them instead, after the builds.
       if (dropped !== undefined) await tx.query(LINES_CHECK_OFF);
-      const rows = new RowsIntoTables(tx, organizationId, file.refused);
+      const rows = new RowsIntoTables(tx, organizationId, file.refused, written);
       const read = await readAll(rows).catch(async (error: unknown) => {
         await rows.settle(); // no COPY may follow the ROLLBACK to come
         throw error;
@@ -192,9 +226,14 @@ export async function copyIntoEmpty(
       await firstOrdersFromLines(tx, organizationId, ORGANIZATION_ORDERS, [organizationId]);
       const counts = { imported: read.staged, updated: 0 };
       await onCommit(tx, counts);
+      if (written) version = await dataVersion(tx, organizationId);
       return counts;
     });
+    if (counts !== undefined && version !== undefined) written?.committed(version);
+    else written?.discard();
+    return counts;
   } catch (error) {
+    written?.discard();
     if (error instanceof Refused) return 'refused';
     if (errorFields(error).code === UNIQUE_VIOLATION) return 'repeated';
     throw error;

@@ -51,7 +51,7 @@ import {
 } from './staging.js';
 import { SMALL_MERGE, analyzeIfStale, vacuumIfBloated } from './statistics.js';
 import { streamIntoEmpty } from './stream-merge.js';
-import { copyIntoEmpty } from './copy-into-empty.js';
+import { copyIntoEmpty, type WrittenOrders } from './copy-into-empty.js';
 import { INDEXES_AFTER_MIN } from './indexes-after.js';
 import { lineIndexOf } from './order-line.js';
 import { validateOrder, type OrderValidation } from './validate-order.js';
@@ -109,6 +109,11 @@ export interface ImportOptions {
   readAgain?: () => AsyncIterable<readonly ReadEntry[]>;
   /** The file's size in bytes, when known: how much the import may write (copy-into-empty.ts). */
   fileBytes?: number;
+  /**
+   * Told of the orders an import written straight into its tables writes, and of its commit
+   * (copy-into-empty.ts): the command builds the organization's report snapshot from them.
+   */
+  written?: WrittenOrders;
 }
 
 export { STAGING_BATCH } from './staging.js';
@@ -328,7 +333,14 @@ async function readAndMerge(
       !(await hasOrders(db, organizationId))
     ) {
       const file = { bytes: options.fileBytes ?? 0, refused };
-      const copied = await copyIntoEmpty(db, organizationId, file, stage, succeeded(job, read));
+      const copied = await copyIntoEmpty(
+        db,
+        organizationId,
+        file,
+        stage,
+        succeeded(job, read),
+        options.written,
+      );
       if (copied === 'refused') return { read };
       if (typeof copied === 'object') return { read, counts: copied };
       if (copied === 'repeated') {

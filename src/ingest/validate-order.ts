@@ -100,6 +100,21 @@ export function isIsoInstant(text: string): boolean {
   return parts !== undefined && !outsideYears(parts);
 }
 
+/**
+ * A checked instant (an OrderRecord's createdAt) as PostgreSQL stores it: its whole seconds since
+ * 1970 (floor(extract(epoch …)), as a snapshot reads it) and its microseconds past them, to order
+ * two instants exactly (issue 27: a command's import builds its snapshot and first orders as it reads).
+ */
+export function instantOf(text: string): { readonly seconds: number; readonly micros: number } {
+  const m = INSTANT.exec(text);
+  if (!m) throw new Error(`not a checked instant: ${text}`);
+  const day = new Date(0);
+  day.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3])); // years before 100 too
+  const offset = m[8] === undefined ? 0 : (Number(m[9]) * 60 + Number(m[10])) * (m[8] === '-' ? -1 : 1);
+  const seconds = day.getTime() / 1000 + (Number(m[4]) * 60 + Number(m[5]) - offset) * 60 + Number(m[6] ?? 0);
+  return { seconds, micros: Number((m[7] ?? '').padEnd(6, '0')) };
+}
+
 function parseItems(value: unknown): number | undefined {
   if (typeof value === 'number')
     return Number.isInteger(value) && value >= 0 && value <= MAX_ITEMS ? value : undefined;

@@ -613,6 +613,23 @@ export class ColumnarReportEngine implements ReportEngine {
   }
 
   /**
+   * Issue 27: takes a snapshot built by whoever wrote the organization's rows (a command's first
+   * import, import-snapshot.ts) as a build's, and saves it. An organization already held or being
+   * built is left as it is.
+   */
+  async adopt(organizationId: string, live: LiveSnapshot): Promise<void> {
+    if (this.entries.has(organizationId)) return;
+    live.identity = await identityOf(this.db, organizationId);
+    if (this.entries.has(organizationId)) return;
+    const entry: Entry = { version: live.version, bytes: 0, queue: Promise.resolve(), savedAt: 0 };
+    this.entries.set(organizationId, entry);
+    this.admit(organizationId, entry, live);
+    if (entry.unsupported) return;
+    entry.savedAt = Date.now();
+    await this.save(organizationId, live);
+  }
+
+  /**
    * Saves the organization's snapshot unless its file already holds its version (folded into one
    * part first): a command that wrote a large batch leaves the file current (issue 28, item 1).
    */

@@ -1,0 +1,163 @@
+// Issue 27, item 6 (and 28, item 1): the snapshot of an organization's first import, built from
+// the orders as a command writes them (src/ingest/copy-into-empty.ts) instead of read back from the
+// database once they are committed. At a million orders with their lines, reading them back took
+// 10.8–13.8 s after the import, PGlite's thread busy for most of it with the lines' COPY while the
+// command's thread waited (a trace of each phase); the same orders pushed as values while the file
+// is read cost the command's thread a few seconds beside the read.
+// Each order becomes the values a delta reads from SQL (delta.ts: VALUES, LINES_JSON) from its
+// checked record, the way PostgreSQL stores it: floor of the instant's epoch, cents of the
+// two-decimal amounts, `Unknown` for a missing country or line text (L2), the categories as JSON.
+// The snapshot is only used when what it holds is what was committed, and nothing else since: the
+// import's transaction tells the data version it leaves (committed), and the snapshot is labelled
+// with it only if the organization still has it, with the database snapshot read then (the next
+// delta's start: every row of the import is visible in it).
+import type { Database } from '../../db/database.js';
+import type { WrittenOrders } from '../../ingest/copy-into-empty.js';
+import type { OrderRecord } from '../../ingest/validate-order.js';
+import { instantOf } from '../../ingest/validate-order.js';
+import { cents } from '../../ingest/field-checks.js';
+import { anonymousKey } from './codes.js';
+import { BYTES_PER_LINE, type LineValues } from './line-columns.js';
+import { LiveSnapshot } from './live-snapshot.js';
+import { AmountOutOfRange, OrderColumns, OverBudget } from './order-columns.js';
+import { BYTES_PER_ORDER } from './snapshot.js';
+
+/** L2: a missing text is `Unknown`, as the SQL engine and a build show it (line-columns.ts: shown). */
+const shown = (text: string | null): string => (text === null || text === '' ? 'Unknown' : text);
+
+/** Cents of a checked amount as text, as a delta reads `(amount * 100)::text`. */
+const centsText = (amount: string): string => String(cents(amount));
+
+/** An order's lines as LINES_JSON gives them to a delta. */
+function lineValues(o: OrderRecord): LineValues[] {
+  return o.lines.map((l) => ({
+    p: shown(l.product_name),
+    i: shown(l.product_id),
+    v: shown(l.variant_name),
+    s: shown(l.sku),
+    c: JSON.stringify(l.categories),
+    q: l.quantity,
+    rq: l.refunded_quantity,
+    st: centsText(l.subtotal),
+    d: centsText(l.discount),
+    ra: centsText(l.refunded_amount),
+  }));
+}
+
+export class ImportSnapshot implements WrittenOrders {
+  private readonly live: LiveSnapshot;
+  private columns: OrderColumns | undefined;
+  private lines = 0;
+  /** The data version the import's transaction committed; undefined: not committed (yet). */
+  private version: string | undefined;
+  /** Why no snapshot comes of it (over the budget, an amount out of range, discarded). */
+  reason: string | undefined;
+
+  constructor(
+    organizationId: string,
+    /** The engine's memory budget: past it, no snapshot (the server answers by SQL, as a build's would). */
+    private readonly maxBytes: number,
+    expectedOrders = 1024,
+  ) {
+    this.live = new LiveSnapshot(organizationId);
+    const maxOrders = Math.floor(maxBytes / BYTES_PER_ORDER);
+    this.columns = new OrderColumns(Math.min(expectedOrders, maxOrders) + 64, this.live.codes, maxOrders);
+  }
+
+  store(id: number, address: string): void {
+    if (!this.live.codes.addStore(id, address)) this.discard('store');
+  }
+
+  order(o: OrderRecord, storeId: number): void {
+    const columns = this.columns;
+    if (columns === undefined) return;
+    this.lines += o.lines.length;
+    if ((columns.length + 1) * BYTES_PER_ORDER + this.lines * BYTES_PER_LINE > this.maxBytes) {
+      this.discard('over-budget');
+      return;
+    }
+    try {
+      columns.pushValues({
+        customer: o.customer,
+        seconds: instantOf(o.createdAt).seconds,
+        storeId,
+        status: o.status,
+        country: o.billingCountry ?? 'Unknown',
+        items: o.items,
+        cents: [
+          o.total,
+          o.taxTotal,
+          o.shippingTotal,
+          o.feeTotal,
+          o.refundTotal,
+          o.refundTax,
+          o.refundShipping,
+        ].map(cents),
+        key: o.customer === null ? anonymousKey(storeId, o.externalId) : null,
+        lines: lineValues(o),
+      });
+    } catch (error) {
+      if (error instanceof OverBudget) this.discard('over-budget');
+      else if (error instanceof AmountOutOfRange) this.discard('amount-range');
+      else throw error;
+    }
+  }
+
+  committed(version: string): void {
+    this.version = version;
+  }
+
+  discard(reason = 'discarded'): void {
+    this.columns = undefined; // its memory goes
+    this.reason ??= reason;
+  }
+
+  /** Orders held so far. */
+  get orders(): number {
+    return this.columns?.length ?? 0;
+  }
+
+  /**
+   * The snapshot of what the import committed, labelled with the database's state now; undefined
+   * (and `reason`) when there is none to trust: not committed, discarded, or the organization's
+   * data changed since the commit.
+   */
+  async snapshot(db: Pick<Database, 'query'>): Promise<LiveSnapshot | undefined> {
+    const columns = this.columns;
+    if (columns === undefined || this.version === undefined) {
+      this.reason ??= 'not-committed';
+      return undefined;
+    }
+    this.columns = undefined;
+    const [now] = await db.query<{ data_version: string; snapshot: string; now: number }>(
+      `SELECT data_version::text, pg_current_snapshot()::text AS snapshot,
+         (extract(epoch FROM now()) * 1000)::float8 AS now
+       FROM organizations WHERE id = $1`,
+      [this.live.organizationId],
+    );
+    if (now?.data_version !== this.version) {
+      this.reason = 'changed';
+      return undefined;
+    }
+    if (columns.absoluteCents > Number.MAX_SAFE_INTEGER) {
+      this.reason = 'amount-range';
+      return undefined;
+    }
+    const live = this.live;
+    // Every store of the organization, as a build reads them (those of no order too).
+    const stores = await db.query<{ id: string; address: string }>(
+      'SELECT id::text, address FROM stores WHERE organization_id = $1',
+      [live.organizationId],
+    );
+    for (const store of stores)
+      if (!live.codes.addStore(Number(store.id), store.address)) {
+        this.reason = 'store';
+        return undefined;
+      }
+    live.version = this.version;
+    live.databaseSnapshot = now.snapshot;
+    live.readAt = Number(now.now);
+    live.addPart(await columns.part());
+    return live;
+  }
+}
