@@ -68,7 +68,7 @@ function order(i: number, id = `o${i}`): Record<string, unknown> {
     id,
     created_at: createdAt,
     status: STATUSES[i % STATUSES.length],
-    ...(i % 7 === 0 ? {} : { customer_email: `client${i % 1500}@example.com` }),
+    ...(i % 7 === 0 ? {} : { customer_email: `client${i % 1499}@example.com` }),
     ...(i % 5 === 0 ? {} : { billing_country: ['FR', 'de', 'BE'][i % 3] }),
     items: i % 4,
     total: `${20 + (i % 50)}.${String(i % 97).padStart(2, '0')}`,

@@ -14,7 +14,6 @@
 import type { Database } from '../../db/database.js';
 import type { WrittenOrders } from '../../ingest/copy-into-empty.js';
 import type { OrderRecord } from '../../ingest/validate-order.js';
-import { instantOf } from '../../ingest/validate-order.js';
 import { cents } from '../../ingest/field-checks.js';
 import { anonymousKey } from './codes.js';
 import { BYTES_PER_LINE, type LineValues } from './line-columns.js';
@@ -68,7 +67,7 @@ export class ImportSnapshot implements WrittenOrders {
     if (!this.live.codes.addStore(id, address)) this.discard('store');
   }
 
-  order(o: OrderRecord, storeId: number): void {
+  order(o: OrderRecord, storeId: number, seconds: number): void {
     const columns = this.columns;
     if (columns === undefined) return;
     this.lines += o.lines.length;
@@ -79,7 +78,7 @@ export class ImportSnapshot implements WrittenOrders {
     try {
       columns.pushValues({
         customer: o.customer,
-        seconds: instantOf(o.createdAt).seconds,
+        seconds,
         storeId,
         status: o.status,
         country: o.billingCountry ?? 'Unknown',
