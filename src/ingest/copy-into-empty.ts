@@ -167,19 +167,40 @@ const LINES_CHECK_ON = `ALTER TABLE order_lines ENABLE TRIGGER ${LINES_CHECK}`;
  * thread 3.9–5.7 s after the read, while the command's thread waited.
  */
 export class EarliestOrders {
-  private readonly earliest = new Map<string, { seconds: number; micros: number; at: string }>();
+  /** Each customer's place in the columns below (no object a customer: a million orders' heap). */
+  private readonly places = new Map<string, number>();
+  private seconds = new Float64Array(1024);
+  private micros = new Int32Array(1024);
+  private readonly at: string[] = [];
 
   constructor(private readonly excluded: ReadonlySet<string>) {}
 
   add(o: OrderRecord, instant: { seconds: number; micros: number }): void {
     if (o.customer === null || this.excluded.has(o.status)) return;
-    const known = this.earliest.get(o.customer);
-    if (
-      known === undefined ||
-      instant.seconds < known.seconds ||
-      (instant.seconds === known.seconds && instant.micros < known.micros)
-    )
-      this.earliest.set(o.customer, { seconds: instant.seconds, micros: instant.micros, at: o.createdAt });
+    const known = this.places.get(o.customer);
+    if (known === undefined) {
+      const place = this.at.push(o.createdAt) - 1;
+      this.places.set(o.customer, place);
+      if (place === this.seconds.length) this.grow();
+      this.seconds[place] = instant.seconds;
+      this.micros[place] = instant.micros;
+    } else if (
+      instant.seconds < this.seconds[known]! ||
+      (instant.seconds === this.seconds[known] && instant.micros < this.micros[known]!)
+    ) {
+      this.seconds[known] = instant.seconds;
+      this.micros[known] = instant.micros;
+      this.at[known] = o.createdAt;
+    }
+  }
+
+  private grow(): void {
+    const seconds = new Float64Array(this.seconds.length * 2);
+    seconds.set(this.seconds);
+    this.seconds = seconds;
+    const micros = new Int32Array(this.micros.length * 2);
+    micros.set(this.micros);
+    this.micros = micros;
   }
 
   /**
@@ -189,12 +210,12 @@ export class EarliestOrders {
   async write(tx: Transaction, organizationId: string, keyAfter: boolean): Promise<void> {
     await tx.query('DELETE FROM customer_first_orders WHERE organization_id = $1', [organizationId]);
     const dropped = keyAfter ? await dropIndexes(tx, 'customer_first_orders') : [];
-    const customers = [...this.earliest.keys()].sort();
+    const customers = [...this.places.keys()].sort();
     const prefix = `${copyField(organizationId)}\t`;
     for (let from = 0; from < customers.length; from += FIRSTS_A_COPY) {
       let rows = '';
       for (const customer of customers.slice(from, from + FIRSTS_A_COPY))
-        rows += `${prefix}${copyField(customer)}\t${this.earliest.get(customer)!.at}\n`;
+        rows += `${prefix}${copyField(customer)}\t${this.at[this.places.get(customer)!]}\n`;
       await tx.copyIn(COPY_FIRSTS, rows);
     }
     await buildIndexes(tx, 'customer_first_orders', dropped);

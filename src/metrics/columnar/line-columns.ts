@@ -174,14 +174,21 @@ export class LineColumns {
     const codes = this.codes;
     for (const line of lines) {
       const l = this.line(i);
-      const categories = Buffer.from(line.c, 'utf8');
-      this.item[l] = codes.item(
-        codes.products.codeText(line.p),
-        codes.productIds.codeText(line.i),
-        codes.variants.codeText(line.v),
-        codes.skus.codeText(line.s),
-        codes.categorySet(categories, 0, categories.length),
-      );
+      // No text holds a NUL (PostgreSQL's cannot, the import refuses it): the key tells them apart.
+      const key = `${line.p}\u0000${line.i}\u0000${line.v}\u0000${line.s}\u0000${line.c}`;
+      let item = codes.valuesItem(key);
+      if (item < 0) {
+        const categories = Buffer.from(line.c, 'utf8');
+        item = codes.item(
+          codes.products.codeText(line.p),
+          codes.productIds.codeText(line.i),
+          codes.variants.codeText(line.v),
+          codes.skus.codeText(line.s),
+          codes.categorySet(categories, 0, categories.length),
+        );
+        codes.rememberValues(key, item);
+      }
+      this.item[l] = item;
       this.quantity[l] = line.q;
       this.refundedQuantity[l] = line.rq;
       [line.st, line.d, line.ra].forEach((cents, m) => {
