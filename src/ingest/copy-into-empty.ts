@@ -171,7 +171,7 @@ export class EarliestOrders {
   private readonly places = new Map<string, number>();
   private seconds = new Float64Array(1024);
   private micros = new Int32Array(1024);
-  private readonly at: string[] = [];
+  private customers = 0;
 
   constructor(private readonly excluded: ReadonlySet<string>) {}
 
@@ -179,7 +179,7 @@ export class EarliestOrders {
     if (o.customer === null || this.excluded.has(o.status)) return;
     const known = this.places.get(o.customer);
     if (known === undefined) {
-      const place = this.at.push(o.createdAt) - 1;
+      const place = this.customers++;
       this.places.set(o.customer, place);
       if (place === this.seconds.length) this.grow();
       this.seconds[place] = instant.seconds;
@@ -190,7 +190,6 @@ export class EarliestOrders {
     ) {
       this.seconds[known] = instant.seconds;
       this.micros[known] = instant.micros;
-      this.at[known] = o.createdAt;
     }
   }
 
@@ -211,19 +210,49 @@ export class EarliestOrders {
     await tx.query('DELETE FROM customer_first_orders WHERE organization_id = $1', [organizationId]);
     const dropped = keyAfter ? await dropIndexes(tx, 'customer_first_orders') : [];
     const customers = [...this.places.keys()].sort();
-    const prefix = `${copyField(organizationId)}\t`;
-    for (let from = 0; from < customers.length; from += FIRSTS_A_COPY) {
-      let rows = '';
-      for (const customer of customers.slice(from, from + FIRSTS_A_COPY))
-        rows += `${prefix}${copyField(customer)}\t${this.at[this.places.get(customer)!]}\n`;
-      await tx.copyIn(COPY_FIRSTS, rows);
-    }
+    for (let from = 0; from < customers.length; from += FIRSTS_A_COPY)
+      await tx.copyIn(
+        COPY_FIRSTS,
+        this.binaryRows(organizationId, customers.slice(from, from + FIRSTS_A_COPY)),
+      );
     await buildIndexes(tx, 'customer_first_orders', dropped);
+  }
+
+  /**
+   * The customers' rows in COPY's binary format: the instant as PostgreSQL keeps it (microseconds
+   * since 2000-01-01 UTC). As text, parsing half a million instants took PGlite about 3.4 s.
+   */
+  private binaryRows(organizationId: string, customers: readonly string[]): Buffer {
+    let bytes = BINARY_HEADER.length + 2;
+    for (const customer of customers) bytes += ROW_BYTES + Buffer.byteLength(customer);
+    const rows = Buffer.allocUnsafe(bytes);
+    let at = BINARY_HEADER.copy(rows, 0);
+    const organization = BigInt(organizationId);
+    for (const customer of customers) {
+      const place = this.places.get(customer)!;
+      at = rows.writeInt16BE(3, at);
+      at = rows.writeInt32BE(8, at);
+      at = rows.writeBigInt64BE(organization, at);
+      const length = rows.write(customer, at + 4);
+      at = rows.writeInt32BE(length, at) + length;
+      at = rows.writeInt32BE(8, at);
+      const micros = BigInt(this.seconds[place]! - EPOCH_2000) * 1_000_000n + BigInt(this.micros[place]!);
+      at = rows.writeBigInt64BE(micros, at);
+    }
+    rows.writeInt16BE(-1, at);
+    return rows;
   }
 }
 
-const COPY_FIRSTS = 'COPY customer_first_orders (organization_id, customer, first_order_at) FROM STDIN';
+const COPY_FIRSTS =
+  'COPY customer_first_orders (organization_id, customer, first_order_at) FROM STDIN (FORMAT binary)';
 const FIRSTS_A_COPY = 50_000;
+/** Binary COPY's signature, flags and header extension length. */
+const BINARY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+/** A row's bytes but its customer's: its field count, three lengths, two int8 values. */
+const ROW_BYTES = 2 + 3 * 4 + 2 * 8;
+/** 2000-01-01T00:00:00Z in seconds since 1970: PostgreSQL's epoch. */
+const EPOCH_2000 = 946_684_800;
 
 /** S1: the statuses the organization does not count, as its settings say now. */
 async function excludedStatuses(tx: Transaction, organizationId: string): Promise<Set<string>> {

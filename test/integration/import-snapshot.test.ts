@@ -220,6 +220,19 @@ describe('a command’s first import builds its report snapshot as it writes (is
       String(reason),
     );
     assert.equal(preparation.prepared && preparation.orders, ORDERS);
+    // U2 from what PostgreSQL stored: each customer's earliest counted order, to the microsecond.
+    const [firsts] = await db.query<{ customers: number; wrong: number }>(
+      `SELECT count(*)::int AS customers,
+         count(*) FILTER (WHERE f.first_order_at IS DISTINCT FROM m.first)::int AS wrong
+       FROM customer_first_orders f
+       FULL JOIN (SELECT customer, min(created_at) AS first FROM orders
+                  WHERE organization_id = $1 AND customer IS NOT NULL
+                    AND status <> ALL ((SELECT excluded_statuses FROM organizations WHERE id = $1)::text[])
+                  GROUP BY customer) m USING (customer)
+       WHERE f.organization_id = $1 OR f.organization_id IS NULL`,
+      [org.id],
+    );
+    assert.deepEqual(firsts, { customers: 1499, wrong: 0 }, 'U2: first orders');
     const events = await sameAsSql(org.slug, 'as imported');
     assert.deepEqual(
       events.filter((e) => e.event === 'loaded' || e.event === 'built').map((e) => e.event),
