@@ -13,10 +13,11 @@
 // delta's start: every row of the import is visible in it).
 import type { Database } from '../../db/database.js';
 import type { WrittenOrders } from '../../ingest/copy-into-empty.js';
+import type { OrderLineRecord } from '../../ingest/order-line.js';
 import type { OrderRecord } from '../../ingest/validate-order.js';
 import { cents } from '../../ingest/field-checks.js';
 import { anonymousKey } from './codes.js';
-import { BYTES_PER_LINE, type LineValues } from './line-columns.js';
+import { BYTES_PER_LINE } from './line-columns.js';
 import { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OrderColumns, OverBudget } from './order-columns.js';
 import { BYTES_PER_ORDER } from './snapshot.js';
@@ -24,29 +25,16 @@ import { BYTES_PER_ORDER } from './snapshot.js';
 /** L2: a missing text is `Unknown`, as the SQL engine and a build show it (line-columns.ts: shown). */
 const shown = (text: string | null): string => (text === null || text === '' ? 'Unknown' : text);
 
-/** Cents of a checked amount as text, as a delta reads `(amount * 100)::text`. */
-const centsText = (amount: string): string => String(cents(amount));
-
-/** An order's lines as LINES_JSON gives them to a delta. */
-function lineValues(o: OrderRecord): LineValues[] {
-  return o.lines.map((l) => ({
-    p: shown(l.product_name),
-    i: shown(l.product_id),
-    v: shown(l.variant_name),
-    s: shown(l.sku),
-    c: JSON.stringify(l.categories),
-    q: l.quantity,
-    rq: l.refunded_quantity,
-    st: centsText(l.subtotal),
-    d: centsText(l.discount),
-    ra: centsText(l.refunded_amount),
-  }));
-}
-
 export class ImportSnapshot implements WrittenOrders {
   private readonly live: LiveSnapshot;
   private columns: OrderColumns | undefined;
   private lines = 0;
+  /**
+   * Each combination of a line's texts seen so far (L2's `Unknown` for a missing one, then its
+   * categories), joined by NUL, which no text holds: its item. A catalogue repeats: each line
+   * costs one lookup, its texts coded once a combination.
+   */
+  private readonly items = new Map<string, number>();
   /** The data version the import's transaction committed; undefined: not committed (yet). */
   private version: string | undefined;
   /** Why no snapshot comes of it (over the budget, an amount out of range, discarded). */
@@ -93,13 +81,45 @@ export class ImportSnapshot implements WrittenOrders {
           o.refundShipping,
         ].map(cents),
         key: o.customer === null ? anonymousKey(storeId, o.externalId) : null,
-        lines: lineValues(o),
       });
+      for (const l of o.lines)
+        columns.pushCodedLine(
+          this.itemOf(l),
+          l.quantity,
+          l.refunded_quantity,
+          cents(l.subtotal),
+          cents(l.discount),
+          cents(l.refunded_amount),
+        );
     } catch (error) {
       if (error instanceof OverBudget) this.discard('over-budget');
       else if (error instanceof AmountOutOfRange) this.discard('amount-range');
       else throw error;
     }
+  }
+
+  /** The item of a line's texts, as a build codes them from the stored row (its categories as JSON). */
+  private itemOf(l: OrderLineRecord): number {
+    const product = shown(l.product_name);
+    const productId = shown(l.product_id);
+    const variant = shown(l.variant_name);
+    const sku = shown(l.sku);
+    // The categories' count first: [] and [''] join alike.
+    const key = `${product}\u0000${productId}\u0000${variant}\u0000${sku}\u0000${l.categories.length}\u0000${l.categories.join('\u0000')}`;
+    let item = this.items.get(key);
+    if (item === undefined) {
+      const codes = this.live.codes.lines;
+      const categories = Buffer.from(JSON.stringify(l.categories), 'utf8');
+      item = codes.item(
+        codes.products.codeText(product),
+        codes.productIds.codeText(productId),
+        codes.variants.codeText(variant),
+        codes.skus.codeText(sku),
+        codes.categorySet(categories, 0, categories.length),
+      );
+      this.items.set(key, item);
+    }
+    return item;
   }
 
   committed(version: string): void {

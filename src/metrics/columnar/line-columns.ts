@@ -168,6 +168,25 @@ export class LineColumns {
     );
   }
 
+  /** One line of order i whose texts are coded already (an item of LineCodes: a command's import). */
+  pushCoded(
+    i: number,
+    item: number,
+    quantity: number,
+    refundedQuantity: number,
+    subtotal: number,
+    discount: number,
+    refunded: number,
+  ): void {
+    const l = this.line(i);
+    this.item[l] = item;
+    this.quantity[l] = quantity;
+    this.refundedQuantity[l] = refundedQuantity;
+    (this.money[0] as Int32Array)[l] = this.checkedCents(subtotal);
+    (this.money[1] as Int32Array)[l] = this.checkedCents(discount);
+    (this.money[2] as Int32Array)[l] = this.checkedCents(refunded);
+  }
+
   /** Order i's lines as a delta reads them. */
   pushValues(i: number, lines: readonly LineValues[]): void {
     this.order(i);

@@ -253,6 +253,18 @@ export class OrderColumns {
     this.lines.pushValues(i, order.lines ?? []);
   }
 
+  /** One line of the order pushed last, its texts coded already (LineColumns.pushCoded). */
+  pushCodedLine(
+    item: number,
+    quantity: number,
+    refundedQuantity: number,
+    subtotal: number,
+    discount: number,
+    refunded: number,
+  ): void {
+    this.lines.pushCoded(this.length - 1, item, quantity, refundedQuantity, subtotal, discount, refunded);
+  }
+
   /**
    * The part of these orders with their lines at once: ordersPart() then withLines(), for a delta
    * (a build answers from its orders before its lines are read, buildSnapshot).
