@@ -9,9 +9,11 @@
 // From 8 MiB of file, the tables' indexes are dropped first and built after the read, as a staged
 // first import does (src/ingest/indexes-after.ts), and the lines' check of their orders (migration
 // 020), which would read every order without their key, is off: each line is written with its
-// order. Each customer's first order (U2) is gathered as the orders are written. A file that repeats an order fails the orders' key (its COPY, or the key's build), the
-// transaction rolls back, and the caller reads the file again the staged way, where the last line
-// of each order wins (I2, src/ingest/merge.ts). Files rarely repeat orders.
+// order. Each customer's first order (U2) is gathered as the orders are written, and so is the
+// report snapshot when the command asks (WrittenOrders). A file that repeats an order fails the
+// orders' key (its COPY, or the key's build), the transaction rolls back, and the caller reads the
+// file again the staged way, where the last line of each order wins (I2, src/ingest/merge.ts).
+// Files rarely repeat orders.
 // Never beside a server, nor on PostgreSQL (src/ingest/stream-merge.ts does this there): the
 // transaction holds PGlite's one session for the whole import.
 import type { Database, Transaction } from '../db/database.js';
@@ -161,8 +163,9 @@ const LINES_CHECK_ON = `ALTER TABLE order_lines ENABLE TRIGGER ${LINES_CHECK}`;
 /**
  * U2 for an organization that had no order: each customer's earliest counted order (S1: its status
  * not excluded by the organization's settings, read under its lock) among those written, gathered
- * as they are, then COPYed into customer_first_orders sorted by customer (its key written in
- * order). The orders are written once each (a repeat fails their key and rolls all of it back).
+ * as they are, then COPYed into customer_first_orders sorted by customer (its key dropped and built
+ * after them with the orders' from 8 MiB of file, else written in order). The orders are written
+ * once each (a repeat fails their key and rolls all of it back).
  * At a million orders, the statement that computed them from the orders once written took PGlite's
  * thread 3.9–5.7 s after the read, while the command's thread waited.
  */
