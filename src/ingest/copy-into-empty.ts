@@ -18,6 +18,7 @@
 // transaction holds PGlite's one session for the whole import.
 import type { Database, Transaction } from '../db/database.js';
 import { errorFields } from '../errors.js';
+import { BINARY_COPY_HEADER, EPOCH_2000 } from '../metrics/columnar/copy-binary.js';
 import { buildIndexes, dropIndexes } from './indexes-after.js';
 import { UNIQUE_VIOLATION, hasOrders, lockOrganization, type MergedCounts } from './merge.js';
 import { LINE_FIELDS } from './order-line.js';
@@ -54,8 +55,8 @@ export interface WrittenOrders {
  */
 export class RowsIntoTables implements Stager {
   private readonly buffer: StagingBuffer;
-  private readonly prefixes = new Map<string, string>();
-  private readonly storeIds = new Map<string, number>();
+  /** Each connected store's id, and what its rows start with (organization, store). */
+  private readonly stores = new Map<string, { id: number; prefix: string }>();
   private waiting: OrderRecord[] = [];
 
   constructor(
@@ -68,9 +69,9 @@ export class RowsIntoTables implements Stager {
     private readonly written?: WrittenOrders,
   ) {
     const prefixOf = (o: OrderRecord): string => {
-      const prefix = this.prefixes.get(o.storeAddress);
-      if (prefix === undefined) throw new Error('store not connected'); // add() saw to it
-      return prefix;
+      const store = this.stores.get(o.storeAddress);
+      if (store === undefined) throw new Error('store not connected'); // add() saw to it
+      return store.prefix;
     };
     this.buffer = new StagingBuffer(tx, {
       copy: COPY_ORDERS,
@@ -89,9 +90,9 @@ export class RowsIntoTables implements Stager {
 
   add(line: number, order: OrderRecord): void {
     if (this.stopped()) return;
-    const storeId = this.storeIds.get(order.storeAddress);
-    if (storeId === undefined) this.waiting.push(order);
-    else this.write(line, order, storeId);
+    const store = this.stores.get(order.storeAddress);
+    if (store === undefined) this.waiting.push(order);
+    else this.write(line, order, store.id);
   }
 
   private write(line: number, order: OrderRecord, storeId: number): void {
@@ -125,14 +126,14 @@ export class RowsIntoTables implements Stager {
       addresses,
     ]);
     for (const store of stores) {
-      this.prefixes.set(store.address, `${copyField(this.organizationId)}\t${store.id}\t`);
-      this.storeIds.set(store.address, Number(store.id));
-      this.written?.store(Number(store.id), store.address);
+      const id = Number(store.id);
+      this.stores.set(store.address, { id, prefix: `${copyField(this.organizationId)}\t${store.id}\t` });
+      this.written?.store(id, store.address);
     }
     const waiting = this.waiting;
     this.waiting = [];
     // Their line numbers only told StagingBuffer's listener of what was stored: it has none here.
-    for (const order of waiting) this.write(0, order, this.storeIds.get(order.storeAddress) as number);
+    for (const order of waiting) this.write(0, order, this.stores.get(order.storeAddress)!.id);
   }
 }
 
@@ -226,10 +227,10 @@ export class EarliestOrders {
    * since 2000-01-01 UTC). As text, parsing half a million instants took PGlite about 3.4 s.
    */
   private binaryRows(organizationId: string, customers: readonly string[]): Buffer {
-    let bytes = BINARY_HEADER.length + 2;
+    let bytes = BINARY_COPY_HEADER.length + 2;
     for (const customer of customers) bytes += ROW_BYTES + Buffer.byteLength(customer);
     const rows = Buffer.allocUnsafe(bytes);
-    let at = BINARY_HEADER.copy(rows, 0);
+    let at = BINARY_COPY_HEADER.copy(rows, 0);
     const organization = BigInt(organizationId);
     for (const customer of customers) {
       const place = this.places.get(customer)!;
@@ -250,12 +251,8 @@ export class EarliestOrders {
 const COPY_FIRSTS =
   'COPY customer_first_orders (organization_id, customer, first_order_at) FROM STDIN (FORMAT binary)';
 const FIRSTS_A_COPY = 50_000;
-/** Binary COPY's signature, flags and header extension length. */
-const BINARY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
 /** A row's bytes but its customer's: its field count, three lengths, two int8 values. */
 const ROW_BYTES = 2 + 3 * 4 + 2 * 8;
-/** 2000-01-01T00:00:00Z in seconds since 1970: PostgreSQL's epoch. */
-const EPOCH_2000 = 946_684_800;
 
 /** S1: the statuses the organization does not count, as its settings say now. */
 async function excludedStatuses(tx: Transaction, organizationId: string): Promise<Set<string>> {

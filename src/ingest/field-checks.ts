@@ -80,8 +80,8 @@ export function cents(amount: string): number {
   }
   return value;
 }
-const DOT = 0x2e;
-const ZERO = 0x30;
+export const DOT = 0x2e;
+export const ZERO = 0x30;
 
 /** Records a problem with the field being checked; returns undefined for the missing value. */
 export type Fail = (message: string) => undefined;

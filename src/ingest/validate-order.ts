@@ -5,6 +5,8 @@ import { daysInMonth } from '../query/dates.js';
 import { customerIdentity } from './customer.js';
 import {
   BLANK_EDGES,
+  DOT,
+  ZERO,
   amountProblem,
   boundedText,
   cents,
@@ -135,10 +137,8 @@ export function instantOf(text: string): { readonly seconds: number; readonly mi
   const seconds = days * 86_400 + (digits(11, 2) * 60 + digits(14, 2) - offset) * 60 + second;
   return { seconds, micros };
 }
-const ZERO = 0x30;
 const NINE = 0x39;
 const COLON = 0x3a;
-const DOT = 0x2e;
 const Z = 0x5a;
 const MINUS = 0x2d;
 

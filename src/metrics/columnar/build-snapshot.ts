@@ -16,7 +16,7 @@
 // 19), which retires whatever the build read of it (X1). So are the lines: a line read after its
 // order changed belongs to an order the delta retires, and a line whose order was not read (written
 // since) is left out, the delta reading that order with its lines.
-import type { Database } from '../../db/database.js';
+import type { Database, Queryable } from '../../db/database.js';
 import type { BuildProgress } from './build-progress.js';
 import { BinaryCopyRows } from './copy-binary.js';
 import { LINE_FIELD_COUNT, LINE_ROW_FIELDS } from './line-columns.js';
@@ -95,6 +95,43 @@ const LINES: Read = {
   fieldCount: 2 + LINE_FIELD_COUNT,
 };
 
+/** What a snapshot is labelled with: the organization's data version, the database snapshot and the time. */
+export type SnapshotLabel = Pick<LiveSnapshot, 'version' | 'databaseSnapshot' | 'readAt'>;
+
+/**
+ * The organization's label now (SnapshotLabel: the database snapshot is the next delta's start);
+ * undefined when the organization does not exist. A build reads it before its rows: rows committed
+ * after it carry a newer version, so the label can only be too old.
+ */
+export async function snapshotLabel(
+  db: Pick<Queryable, 'query'>,
+  organizationId: string,
+): Promise<SnapshotLabel | undefined> {
+  const [organization] = await db.query<{ data_version: string; snapshot: string; now: number }>(
+    `SELECT data_version::text, pg_current_snapshot()::text AS snapshot,
+       (extract(epoch FROM now()) * 1000)::float8 AS now
+     FROM organizations WHERE id = $1`,
+    [organizationId],
+  );
+  if (!organization) return undefined;
+  return {
+    version: String(organization.data_version),
+    databaseSnapshot: organization.snapshot,
+    readAt: Number(organization.now),
+  };
+}
+
+/** Adds the organization's stores to the snapshot's codes; false when one changed address (codes.addStore). */
+export async function addStores(db: Pick<Queryable, 'query'>, live: LiveSnapshot): Promise<boolean> {
+  const stores = await db.query<{ id: string; address: string }>(
+    'SELECT id::text, address FROM stores WHERE organization_id = $1',
+    [live.organizationId],
+  );
+  let known = true;
+  for (const store of stores) known = live.codes.addStore(Number(store.id), store.address) && known;
+  return known;
+}
+
 /** COPY takes no parameters: its only values are integers formatted here. */
 function copyRows(read: Read, organizationId: bigint, pages?: Pages): string {
   const a = read.alias;
@@ -113,18 +150,10 @@ export async function buildSnapshot(
 ): Promise<LiveSnapshot | Unsupported | undefined> {
   const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
   // Read first: rows committed after it carry a newer version, so this label can only be too old.
-  const [organization] = await db.query<{ data_version: string; snapshot: string; now: number }>(
-    `SELECT data_version::text, pg_current_snapshot()::text AS snapshot,
-       (extract(epoch FROM now()) * 1000)::float8 AS now
-     FROM organizations WHERE id = $1`,
-    [organizationId],
-  );
-  if (!organization) return undefined;
-  const version = String(organization.data_version);
-  const live = new LiveSnapshot(organizationId);
-  live.version = version;
-  live.databaseSnapshot = organization.snapshot;
-  live.readAt = Number(organization.now);
+  const label = await snapshotLabel(db, organizationId);
+  if (!label) return undefined;
+  const live = Object.assign(new LiveSnapshot(organizationId), label);
+  const { version } = live;
   // Orders and lines counted: the snapshot's bytes checked before reading (lines are more than
   // half of it at 2.5 an order), and the build's progress counted in rows of both. Issue 28:
   // given `counting`, the orders are read first, then counted with the rest (below).
@@ -138,10 +167,7 @@ export async function buildSnapshot(
   };
   const maxOrders = Math.floor(options.maxBytes / BYTES_PER_ORDER);
   if (!('whole' in sized) && !fits(sized)) return { version, reason: 'over-budget' };
-  const storeRows = await db.query('SELECT id, address FROM stores WHERE organization_id = $1', [
-    organizationId,
-  ]);
-  for (const row of storeRows) live.codes.addStore(Number(row.id), String(row.address));
+  await addStores(db, live); // new codes: every store is new to them
 
   // A small organization's rows are read through the index in one statement (a few lines each).
   const whole = db.engine !== 'embedded' || expected <= chunkRows;

@@ -4,6 +4,8 @@
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const HEADER_BYTES = SIGNATURE.length + 8; // then the flags and the header extension's length
+/** A binary COPY's header as a writer sends it: the signature, no flags, no header extension. */
+export const BINARY_COPY_HEADER = Buffer.concat([SIGNATURE, Buffer.alloc(8)]);
 
 const int16 = (d: Uint8Array, p: number): number =>
   (((d[p] as number) << 24) | ((d[p + 1] as number) << 16)) >> 16;
@@ -20,7 +22,7 @@ export const int64 = (d: Uint8Array, p: number): number =>
   int32(d, p) * 4_294_967_296 + (int32(d, p + 4) >>> 0);
 
 // timestamptz is int8 microseconds since 2000-01-01 00:00 UTC; ±infinity are the int8 extremes.
-const EPOCH_2000 = 946_684_800;
+export const EPOCH_2000 = 946_684_800;
 const MICROS = 1_000_000;
 // 2^32 µs = 4,294 s + 967,296 µs: splitting the high word keeps every step an exact integer.
 const HIGH_SECONDS = 4_294;

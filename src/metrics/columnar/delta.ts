@@ -8,6 +8,7 @@
 // that moved to or from them) has all their current orders read again (U2 from them).
 import type { Database, Queryable } from '../../db/database.js';
 import { anonymousKey } from './codes.js';
+import { snapshotLabel, type SnapshotLabel } from './build-snapshot.js';
 import type { Delta } from './live-snapshot.js';
 import { LINES_JSON, type LineValues } from './line-columns.js';
 import type { OrderValues } from './order-columns.js';
@@ -84,14 +85,9 @@ export async function readDelta(
 ): Promise<Delta | typeof REBUILD | undefined> {
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-    const [organization] = await tx.query<{ data_version: string; snapshot: string; now: number }>(
-      `SELECT data_version::text, pg_current_snapshot()::text AS snapshot,
-         (extract(epoch FROM now()) * 1000)::float8 AS now
-       FROM organizations WHERE id = $1`,
-      [organizationId],
-    );
-    if (!organization) return undefined;
-    return readChanges(tx, organizationId, since, maxOrders, organization);
+    const label = await snapshotLabel(tx, organizationId);
+    if (!label) return undefined;
+    return readChanges(tx, organizationId, since, maxOrders, label);
   });
 }
 
@@ -100,7 +96,7 @@ async function readChanges(
   organizationId: string,
   since: string,
   maxOrders: number,
-  at: { data_version: string; snapshot: string; now: number },
+  at: SnapshotLabel,
 ): Promise<Delta | typeof REBUILD> {
   const [xmax, inFlight] = snapshotParts(since);
   const retired = await tx.query<{
@@ -157,9 +153,7 @@ async function readChanges(
     [organizationId],
   );
   return {
-    version: at.data_version,
-    databaseSnapshot: at.snapshot,
-    readAt: at.now,
+    ...at,
     stores: stores.map((s) => [Number(s.id), s.address] as const),
     customers: [...customers],
     retiredAnonymous: retired

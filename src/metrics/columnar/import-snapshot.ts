@@ -17,6 +17,7 @@ import type { OrderLineRecord } from '../../ingest/order-line.js';
 import type { OrderRecord } from '../../ingest/validate-order.js';
 import { cents } from '../../ingest/field-checks.js';
 import { anonymousKey } from './codes.js';
+import { addStores, snapshotLabel } from './build-snapshot.js';
 import { BYTES_PER_LINE } from './line-columns.js';
 import { LiveSnapshot } from './live-snapshot.js';
 import { AmountOutOfRange, OrderColumns, OverBudget } from './order-columns.js';
@@ -44,11 +45,10 @@ export class ImportSnapshot implements WrittenOrders {
     organizationId: string,
     /** The engine's memory budget: past it, no snapshot (the server answers by SQL, as a build's would). */
     private readonly maxBytes: number,
-    expectedOrders = 1024,
   ) {
     this.live = new LiveSnapshot(organizationId);
     const maxOrders = Math.floor(maxBytes / BYTES_PER_ORDER);
-    this.columns = new OrderColumns(Math.min(expectedOrders, maxOrders) + 64, this.live.codes, maxOrders);
+    this.columns = new OrderColumns(Math.min(1024, maxOrders) + 64, this.live.codes, maxOrders); // grows
   }
 
   store(id: number, address: string): void {
@@ -108,15 +108,7 @@ export class ImportSnapshot implements WrittenOrders {
     const key = `${product}\u0000${productId}\u0000${variant}\u0000${sku}\u0000${l.categories.length}\u0000${l.categories.join('\u0000')}`;
     let item = this.items.get(key);
     if (item === undefined) {
-      const codes = this.live.codes.lines;
-      const categories = Buffer.from(JSON.stringify(l.categories), 'utf8');
-      item = codes.item(
-        codes.products.codeText(product),
-        codes.productIds.codeText(productId),
-        codes.variants.codeText(variant),
-        codes.skus.codeText(sku),
-        codes.categorySet(categories, 0, categories.length),
-      );
+      item = this.live.codes.lines.textsItem(product, productId, variant, sku, JSON.stringify(l.categories));
       this.items.set(key, item);
     }
     return item;
@@ -131,11 +123,6 @@ export class ImportSnapshot implements WrittenOrders {
     this.reason ??= reason;
   }
 
-  /** Orders held so far. */
-  get orders(): number {
-    return this.columns?.length ?? 0;
-  }
-
   /**
    * The snapshot of what the import committed, labelled with the database's state now; undefined
    * (and `reason`) when there is none to trust: not committed, discarded, or the organization's
@@ -148,13 +135,8 @@ export class ImportSnapshot implements WrittenOrders {
       return undefined;
     }
     this.columns = undefined;
-    const [now] = await db.query<{ data_version: string; snapshot: string; now: number }>(
-      `SELECT data_version::text, pg_current_snapshot()::text AS snapshot,
-         (extract(epoch FROM now()) * 1000)::float8 AS now
-       FROM organizations WHERE id = $1`,
-      [this.live.organizationId],
-    );
-    if (now?.data_version !== this.version) {
+    const label = await snapshotLabel(db, this.live.organizationId);
+    if (label?.version !== this.version) {
       this.reason = 'changed';
       return undefined;
     }
@@ -164,18 +146,11 @@ export class ImportSnapshot implements WrittenOrders {
     }
     const live = this.live;
     // Every store of the organization, as a build reads them (those of no order too).
-    const stores = await db.query<{ id: string; address: string }>(
-      'SELECT id::text, address FROM stores WHERE organization_id = $1',
-      [live.organizationId],
-    );
-    for (const store of stores)
-      if (!live.codes.addStore(Number(store.id), store.address)) {
-        this.reason = 'store';
-        return undefined;
-      }
-    live.version = this.version;
-    live.databaseSnapshot = now.snapshot;
-    live.readAt = Number(now.now);
+    if (!(await addStores(db, live))) {
+      this.reason = 'store';
+      return undefined;
+    }
+    Object.assign(live, label);
     live.addPart(await columns.part());
     return live;
   }

@@ -47,7 +47,6 @@ export class LineCodes {
    */
   private readonly runs = new ByteCodes(Infinity);
   private runItems = new Int32Array(256);
-  private readonly valueItems = new Map<string, number>();
 
   /** The set code of the JSON text of a line's categories at data[start, start + length). */
   categorySet(data: Uint8Array, start: number, length: number): number {
@@ -66,17 +65,16 @@ export class LineCodes {
     return run < 0 ? -1 : (this.runItems[run] as number);
   }
 
-  /**
-   * The item of a line given as values (a delta's, or a command's import: import-snapshot.ts),
-   * from the key of its texts (valuesKey), -1 if not seen yet. At a million orders with their
-   * lines, coding each line's five texts took the import's thread about 1.5 s.
-   */
-  valuesItem(key: string): number {
-    return this.valueItems.get(key) ?? -1;
-  }
-
-  rememberValues(key: string, item: number): void {
-    this.valueItems.set(key, item);
+  /** The item of a line's texts given as values (a delta's, a command's import), its categories as JSON text. */
+  textsItem(product: string, productId: string, variant: string, sku: string, categories: string): number {
+    const set = Buffer.from(categories, 'utf8');
+    return this.item(
+      this.products.codeText(product),
+      this.productIds.codeText(productId),
+      this.variants.codeText(variant),
+      this.skus.codeText(sku),
+      this.categorySet(set, 0, set.length),
+    );
   }
 
   /** The item of line texts that copiedItem did not know. */

@@ -168,7 +168,7 @@ export class LineColumns {
     );
   }
 
-  /** One line of order i whose texts are coded already (an item of LineCodes: a command's import). */
+  /** One line of order i whose texts are coded already (an item of LineCodes), its cents as numbers. */
   pushCoded(
     i: number,
     item: number,
@@ -190,30 +190,16 @@ export class LineColumns {
   /** Order i's lines as a delta reads them. */
   pushValues(i: number, lines: readonly LineValues[]): void {
     this.order(i);
-    const codes = this.codes;
-    for (const line of lines) {
-      const l = this.line(i);
-      // No text holds a NUL (PostgreSQL's cannot, the import refuses it): the key tells them apart.
-      const key = `${line.p}\u0000${line.i}\u0000${line.v}\u0000${line.s}\u0000${line.c}`;
-      let item = codes.valuesItem(key);
-      if (item < 0) {
-        const categories = Buffer.from(line.c, 'utf8');
-        item = codes.item(
-          codes.products.codeText(line.p),
-          codes.productIds.codeText(line.i),
-          codes.variants.codeText(line.v),
-          codes.skus.codeText(line.s),
-          codes.categorySet(categories, 0, categories.length),
-        );
-        codes.rememberValues(key, item);
-      }
-      this.item[l] = item;
-      this.quantity[l] = line.q;
-      this.refundedQuantity[l] = line.rq;
-      [line.st, line.d, line.ra].forEach((cents, m) => {
-        (this.money[m] as Int32Array)[l] = this.checkedCents(Number(cents));
-      });
-    }
+    for (const line of lines)
+      this.pushCoded(
+        i,
+        this.codes.textsItem(line.p, line.i, line.v, line.s, line.c),
+        line.q,
+        line.rq,
+        Number(line.st),
+        Number(line.d),
+        Number(line.ra),
+      );
   }
 
   /** The lines in the part's order: source[k] is the pushed index of the part's k-th order. */
