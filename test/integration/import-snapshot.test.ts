@@ -69,6 +69,8 @@ function order(i: number, id = `o${i}`): Record<string, unknown> {
     created_at: createdAt,
     status: STATUSES[i % STATUSES.length],
     ...(i % 7 === 0 ? {} : { customer_email: `client${i % 1499}@example.com` }),
+    // Customers whose every order is excluded (S1): none of them has a first order (U2).
+    ...(i % 500 === 3 ? { customer_email: `annule${i % 1000}@example.com`, status: 'cancelled' } : {}),
     ...(i % 5 === 0 ? {} : { billing_country: ['FR', 'de', 'BE'][i % 3] }),
     items: i % 4,
     total: `${20 + (i % 50)}.${String(i % 97).padStart(2, '0')}`,

@@ -352,6 +352,27 @@ export class HexTextCodes {
     return this.codes.append(bytes, start, PACKED_HEX_BYTES);
   }
 
+  /**
+   * A text known never to have been added (an import's new customer, EarliestOrders): a new code,
+   * its lookup left to later, packed when it is 64 lowercase digits; any other text coded as
+   * code() does (looked up).
+   */
+  appendText(text: string): number {
+    const packed = this.packed;
+    if (text.length === 2 * (PACKED_HEX_BYTES - 1)) {
+      let k = 0;
+      for (; k < text.length; k += 2) {
+        const high = HEX_DIGIT[text.charCodeAt(k)] ?? -1; // undefined past 0xff
+        const low = HEX_DIGIT[text.charCodeAt(k + 1)] ?? -1;
+        if ((high | low) < 0) break;
+        packed[1 + (k >> 1)] = (high << 4) | low;
+      }
+      if (k === text.length) return this.codes.append(packed, 0, PACKED_HEX_BYTES);
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    return this.code(bytes, 0, bytes.length);
+  }
+
   /** True when code c's key is the packed key bytes[start, start + 33) (appendPacked's form). */
   holdsPacked(c: number, bytes: Uint8Array, start: number): boolean {
     return this.codes.holds(c, bytes, start, PACKED_HEX_BYTES);

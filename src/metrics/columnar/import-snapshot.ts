@@ -36,6 +36,9 @@ export class ImportSnapshot implements WrittenOrders {
    * costs one lookup, its texts coded once a combination.
    */
   private readonly items = new Map<string, number>();
+  /** The code of each customer, by its number (WrittenOrders.order): as many as were seen. */
+  private customerCodes = new Int32Array(1024);
+  private customersSeen = 0;
   /** The data version the import's transaction committed; undefined: not committed (yet). */
   private version: string | undefined;
   /** Why no snapshot comes of it (over the budget, an amount out of range, discarded). */
@@ -55,7 +58,7 @@ export class ImportSnapshot implements WrittenOrders {
     if (!this.live.codes.addStore(id, address)) this.discard('store');
   }
 
-  order(o: OrderRecord, storeId: number, seconds: number): void {
+  order(o: OrderRecord, storeId: number, seconds: number, customer: number): void {
     const columns = this.columns;
     if (columns === undefined) return;
     this.lines += o.lines.length;
@@ -64,8 +67,14 @@ export class ImportSnapshot implements WrittenOrders {
       return;
     }
     try {
+      const customerCode = customer < 0 ? undefined : this.customerCode(o.customer!, customer);
+      if (customer >= 0 && customerCode === undefined) {
+        this.discard('customers');
+        return;
+      }
       columns.pushValues({
         customer: o.customer,
+        ...(customerCode === undefined ? {} : { customerCode }),
         seconds,
         storeId,
         status: o.status,
@@ -96,6 +105,24 @@ export class ImportSnapshot implements WrittenOrders {
       else if (error instanceof AmountOutOfRange) this.discard('amount-range');
       else throw error;
     }
+  }
+
+  /**
+   * The code of the customer numbered `number`: added at its first sight (numbers come in order of
+   * first sight, each order seen here), undefined should one be skipped.
+   */
+  private customerCode(customer: string, number: number): number | undefined {
+    if (number < this.customersSeen) return this.customerCodes[number];
+    if (number > this.customersSeen) return undefined;
+    if (number === this.customerCodes.length) {
+      const larger = new Int32Array(2 * number);
+      larger.set(this.customerCodes);
+      this.customerCodes = larger;
+    }
+    const code = this.live.codes.customers.appendText(customer);
+    this.customerCodes[number] = code;
+    this.customersSeen++;
+    return code;
   }
 
   /** The item of a line's texts, as a build codes them from the stored row (its categories as JSON). */

@@ -58,6 +58,8 @@ export interface OrderValues {
   readonly cents: readonly number[];
   /** The anonymous order's key (anonymousKey), null for a customer's order. */
   readonly key: Buffer | null;
+  /** The customer's code in `codes.customers`, when the caller has it already (not looked up again). */
+  readonly customerCode?: number;
   /** Section 15: its lines (none when absent). */
   readonly lines?: readonly LineValues[];
 }
@@ -240,8 +242,12 @@ export class OrderColumns {
       const key = order.key as Buffer;
       this.anonymous[i] = this.codes.anonymous.code(key, 0, key.length);
     } else {
-      const bytes = Buffer.from(order.customer, 'utf8');
-      this.customer[i] = this.local(this.codes.customers.code(bytes, 0, bytes.length));
+      let code = order.customerCode;
+      if (code === undefined) {
+        const bytes = Buffer.from(order.customer, 'utf8');
+        code = this.codes.customers.code(bytes, 0, bytes.length);
+      }
+      this.customer[i] = this.local(code);
       this.anonymous[i] = -1;
     }
     this.seconds[i] = order.seconds;

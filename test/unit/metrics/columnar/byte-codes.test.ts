@@ -59,6 +59,31 @@ test('HexTextCodes: lowercase hexadecimal packed, any other text as it is, never
   assert.equal(codes.size, texts.length);
 });
 
+test('HexTextCodes.appendText: new texts appended (64 lowercase digits packed), then found as code() finds them', () => {
+  const codes = new HexTextCodes();
+  const hex = (n: number) => (n * 2_654_435_761).toString(16).padStart(64, '0').slice(-64);
+  const texts = [
+    ...Array.from({ length: 5000 }, (_, n) => hex(n + 1)),
+    'f'.repeat(63) + 'g', // not a digit: as it is
+    'F'.repeat(64), // uppercase: as it is
+    `${'0'.repeat(63)}\u00e9`, // a character past 0x7f
+    `${'0'.repeat(63)}\u0130`, // past 0xff
+    'ab@example.com',
+  ];
+  assert.deepEqual(
+    texts.map((text) => codes.appendText(text)),
+    texts.map((_, n) => n),
+  );
+  assert.equal(codes.size, texts.length);
+  // Found again, wherever their bytes lie, and as a text that was never added is not.
+  assert.deepEqual(
+    texts.map((text, n) => code(codes, text, n % 4)),
+    texts.map((_, n) => n),
+  );
+  assert.equal(codes.find(Buffer.from(hex(0)), 0, 64), -1);
+  assert.equal(codes.size, texts.length);
+});
+
 test('issue 29: a few keys take memory in proportion to them, not a block of 1 MiB; growing and a restore keep every code', () => {
   const codes = new ByteCodes();
   const key = (n: number) => `c${n}@example.com`.padEnd(33, '.');
