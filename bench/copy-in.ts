@@ -1,8 +1,9 @@
 // What COPY … FROM STDIN costs the embedded engine's host as an import sends it (issue 27): batches
 // of rows, a few megabytes each, COPYed into a table through the host's socket, as one CopyData
-// message a batch (what every import sent until 1 December) and in pieces of COPY_PIECE_BYTES
-// (src/db/database.ts, copyPieces: what it sends now), in turns on the same connection. Prints each
-// run's wall time and the process's CPU, PGlite's thread included (user and system).
+// message a batch (what every import sent until 1 December), and in pieces of 64 KB and of 256 KB
+// (src/db/database.ts, copyPieces: COPY_PIECE_BYTES, what it sends now), in turns on the same
+// connection. Prints each run's wall time and the process's CPU, PGlite's thread included (user and
+// system).
 // Usage: npm run build && node dist/bench/copy-in.js [--megabytes M] [--batch-megabytes B] [--runs R]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -53,7 +54,8 @@ await client.query(`CREATE TABLE copied (organization_id bigint, store_id bigint
 
 const senders: Record<string, (data: Buffer) => Readable> = {
   'one message a batch': (data) => Readable.from([data]),
-  'pieces of 64 KB': (data) => Readable.from(copyPieces(data)),
+  'pieces of 64 KB': (data) => Readable.from(copyPieces(data, 64 * 1024)),
+  'pieces of 256 KB': (data) => Readable.from(copyPieces(data, 256 * 1024)),
 };
 console.log(
   `${batches} batches of ${(batch.length / 1024 / 1024).toFixed(1)} MB into the embedded engine, ${RUNS} runs each in turns`,

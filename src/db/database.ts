@@ -22,16 +22,19 @@ import {
  * as one message: pglite-socket joins each piece the socket reads (64 KB) to the part of the message
  * it holds (Buffer.concat), copying a 3 MB message some 48 times over. Its thread spent 5.0 s of
  * 26.6 s doing so while 600 MB of rows were COPYed, and 3.4 s more collecting the copies' garbage
- * (a CPU profile of bench/copy-in.ts). In pieces of 64 KB, each is copied about twice.
+ * (a CPU profile). In pieces of 256 KB, each is copied about three times, and the sending thread
+ * writes two pieces of memory to the socket a piece (a header, the piece): pieces of 64 KB cost the
+ * embedded engine as little, but a command importing a million orders 0.6 s of socket writes, on
+ * the thread that bounds its read (bench/copy-in.ts compares them).
  */
-export const COPY_PIECE_BYTES = 64 * 1024;
+export const COPY_PIECE_BYTES = 256 * 1024;
 
 /** COPY data in CopyData messages of at most COPY_PIECE_BYTES (views of its bytes, not copies); none when empty. */
-export function copyPieces(data: string | Buffer): Buffer[] {
+export function copyPieces(data: string | Buffer, size = COPY_PIECE_BYTES): Buffer[] {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const pieces: Buffer[] = [];
-  for (let at = 0; at < bytes.length; at += COPY_PIECE_BYTES)
-    pieces.push(bytes.subarray(at, Math.min(at + COPY_PIECE_BYTES, bytes.length)));
+  for (let at = 0; at < bytes.length; at += size)
+    pieces.push(bytes.subarray(at, Math.min(at + size, bytes.length)));
   return pieces;
 }
 
