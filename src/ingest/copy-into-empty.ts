@@ -220,7 +220,7 @@ export class EarliestOrders {
 
   /**
    * The first orders gathered, as the COPYs that write them (write): sorted by customer, some
-   * FIRSTS_A_COPY rows a COPY. At a million orders, 1.6 s of this thread: made while PGlite's
+   * FIRSTS_A_COPY rows a COPY. At a million orders, 1.6 s of this thread: made while PGlite
    * builds the lines' key (copyIntoEmpty).
    */
   rows(organizationId: string): Buffer[] {
