@@ -60,9 +60,16 @@ export async function indexesAfter<T>(
   return result;
 }
 
-/** Drops the indexes of `table`, its key's constraint included; returns what buildIndexes needs. */
-export async function dropIndexes(tx: Queryable, table: string): Promise<readonly TableIndex[]> {
-  const indexes = await tx.query<TableIndex>(INDEXES_OF, [table]);
+/**
+ * Drops the indexes of `table`, its key's constraint included, but those named in `kept`; returns
+ * what buildIndexes needs.
+ */
+export async function dropIndexes(
+  tx: Queryable,
+  table: string,
+  kept: ReadonlySet<string> = new Set(),
+): Promise<readonly TableIndex[]> {
+  const indexes = (await tx.query<TableIndex>(INDEXES_OF, [table])).filter((index) => !kept.has(index.name));
   for (const index of indexes)
     await tx.query(
       index.constraint_name === null

@@ -169,7 +169,7 @@ describe('a first import written straight into its tables by a command alone (is
     assert.equal((await alone.query(SHAPE))[0]!.check, 'O', 'the lines’ check enabled again');
   });
 
-  test('I2: a file that repeats an order is read again, staged: the last line wins, whether the key fails at once or when built', async () => {
+  test('I2: a file that repeats an order is read again, staged: the last line wins, below and above the size from which indexes are built after the read', async () => {
     for (const count of [LARGE, 2_000]) {
       const lines: object[] = records(count);
       lines.push(order(7, '777.77'));
