@@ -160,8 +160,8 @@ export const INDEXES_AFTER_BYTES = 8 * 1024 * 1024;
  * The orders' indexes kept current during the read: a store's order ids, the orders' instants and
  * the import's one transaction id come in nearly increasing order, so PGlite inserts their
  * entries in the pages it just wrote, while its thread would otherwise wait for the command's.
- * Built after the read, they held PGlite's thread alone 2.9 s more at a million orders, and the
- * read took no longer (PGlite's thread 75% busy during it, the command's 95%). The customers' index
+ * Built after the read, they held PGlite's thread alone about 2.8 s more at a million orders, and
+ * the read took no longer (PGlite's thread 75% busy during it, the command's 95%). The customers' index
  * (keys in no order: its pages fall out of the buffer pool) and the lines' key (kept too, PGlite's
  * thread became the one the read waited for, 90% busy) are built after (docs/benchmarks.md).
  */
