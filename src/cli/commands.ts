@@ -24,7 +24,7 @@ import {
   type CommandContext,
 } from './command-tools.js';
 import type { ImportSnapshot } from '../metrics/columnar/import-snapshot.js';
-import { prepareReports, snapshotWhileWriting } from './prepare-reports.js';
+import { prepareReports, snapshotWhileWriting, type Refresh } from './prepare-reports.js';
 import { STORE_COMMANDS } from './store-commands.js';
 
 export type { CommandContext } from './command-tools.js';
@@ -98,16 +98,20 @@ export const COMMANDS: Record<string, Command> = {
         const org = await findOrganization(db, required(context, 'org'));
         if (context.positionals.length === 0)
           throw new AppError('INVALID_PARAMETER', 'aucun fichier à importer');
-        const { importOrderFile, refusalMessage } = await import('../ingest/import.js');
+        const { importOrderFile, refreshAfterImport, refusalMessage } = await import('../ingest/import.js');
         const total = { imported: 0, updated: 0, rejected: 0 };
         let failed = false;
         // Issue 27: a first import's snapshot built as its orders are written (the last file's:
         // any file after the first finds orders, and a snapshot of it alone would be stale).
         let built: ImportSnapshot | undefined;
-        for (const file of context.positionals) {
+        // The last file's statistics refreshed by prepareReports, with its snapshot saved meanwhile.
+        let refresh: Refresh | undefined;
+        for (const [n, file] of context.positionals.entries()) {
           built = await snapshotWhileWriting(context.config, db, org.id);
+          const last = built !== undefined && n === context.positionals.length - 1;
           const result: ImportResult = await importOrderFile(db, org.id, file, {
             ...(built ? { written: built } : {}),
+            ...(last ? { refreshStatistics: false } : {}),
             skipInvalid: context.values['skip-invalid'] === true,
             onProgress: (p) =>
               context.progress(
@@ -118,6 +122,9 @@ export const COMMANDS: Record<string, Command> = {
           if (result.refused) {
             failed = true;
             context.warn(`${file} : ${refusalMessage(result)}`);
+          } else if (last) {
+            const written = result.imported + result.updated;
+            refresh = (beside) => refreshAfterImport(db, org.id, written, beside);
           }
           for (const e of result.errors) context.warn(`${file}:${e.line} : ${e.field} : ${e.message}`);
           if (result.errorCount > result.errors.length)
@@ -131,7 +138,14 @@ export const COMMANDS: Record<string, Command> = {
         context.print({ imported, updated, rejected }, importSummary(total));
         // Issue 28, item 1: the first report after a large import takes the fast path.
         context.progress('Préparation des rapports…');
-        const preparation = await prepareReports(context.config, db, org.id, imported + updated, built);
+        const preparation = await prepareReports(
+          context.config,
+          db,
+          org.id,
+          imported + updated,
+          built,
+          refresh,
+        );
         context.progress('');
         if (preparation.prepared)
           context.warn(

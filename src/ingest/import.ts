@@ -114,6 +114,11 @@ export interface ImportOptions {
    * (copy-into-empty.ts): the command builds the organization's report snapshot from them.
    */
   written?: WrittenOrders;
+  /**
+   * false: the statistics are left to the caller (refreshAfterImport), as a command does to save
+   * its report snapshot while the database analyzes (src/cli/prepare-reports.ts).
+   */
+  refreshStatistics?: boolean;
 }
 
 export { STAGING_BATCH } from './staging.js';
@@ -457,18 +462,8 @@ async function importEntries(
     const result = { ...counts, rejected, errors, errorCount, refused: false };
     finished = true;
     ordersWritten.inc({ source: 'import' }, counts.imported + counts.updated); // issue 29: /metrics
-    // PGlite runs no autovacuum: the room of replaced rows made reusable, fresh statistics for
-    // the reports and the next merge.
-    const written = counts.imported + counts.updated;
-    if (db.engine === 'embedded') {
-      await vacuumIfBloated(db).catch(() => undefined);
-      await analyzeIfStale(db, { written }).catch(() => undefined);
-    } else if (written >= SMALL_MERGE) {
-      // A server's autovacuum comes up to a minute later: until then, right after a first import
-      // merged once read (its file repeated an order), the planner saw none of the organization's
-      // lines and each line report over two years took about 19 s at 10,500 orders.
-      await analyzeIfStale(db, { written, organizationId }).catch(() => undefined);
-    }
+    if (options.refreshStatistics !== false)
+      await refreshAfterImport(db, organizationId, counts.imported + counts.updated);
     return result;
   } finally {
     if (!finished) {
@@ -484,6 +479,30 @@ async function importEntries(
       if (staging.shared === true) await discardStaged(db, organizationId, importId).catch(() => undefined);
       else await dropImportLines(db, importId).catch(() => undefined);
     }
+  }
+}
+
+/**
+ * What an import that wrote `written` orders leaves for the next: PGlite runs no autovacuum, so the
+ * room of replaced rows is made reusable and the statistics refreshed for the reports and the next
+ * merge. `beside`: work that needs no statement, run while the database analyzes, if it does
+ * (analyzeIfStale). Never fails: the import is committed.
+ */
+export async function refreshAfterImport(
+  db: Database,
+  organizationId: string,
+  written: number,
+  beside?: () => Promise<void>,
+): Promise<void> {
+  const work = beside ? { beside } : {};
+  if (db.engine === 'embedded') {
+    await vacuumIfBloated(db).catch(() => undefined);
+    await analyzeIfStale(db, { written, ...work }).catch(() => undefined);
+  } else if (written >= SMALL_MERGE) {
+    // A server's autovacuum comes up to a minute later: until then, right after a first import
+    // merged once read (its file repeated an order), the planner saw none of the organization's
+    // lines and each line report over two years took about 19 s at 10,500 orders.
+    await analyzeIfStale(db, { written, organizationId, ...work }).catch(() => undefined);
   }
 }
 

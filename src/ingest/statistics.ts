@@ -55,14 +55,34 @@ export const SMALL_MERGE = 1_000;
  */
 export async function analyzeIfStale(
   db: Queryable,
-  options: { written?: number; organizationId?: string; merging?: number } = {},
+  options: {
+    written?: number;
+    organizationId?: string;
+    merging?: number;
+    /**
+     * Work of the caller's that needs no statement, run while the database analyzes (started once
+     * ANALYZE is sent), if it does: a command saves its report snapshot meanwhile (issue 27). Not
+     * run when nothing is stale.
+     */
+    beside?: () => Promise<void>;
+  } = {},
 ): Promise<boolean> {
   const tableWide = options.merging === undefined || options.merging >= SMALL_MERGE;
   const stale =
     (tableWide && (await muchChanged(db, options.written ?? 0))) ||
     (options.organizationId !== undefined && (await underestimated(db, options.organizationId)));
-  if (stale) await db.query('ANALYZE orders, customer_first_orders, order_lines');
-  return stale;
+  if (!stale) return false;
+  const analyzing = db.query('ANALYZE orders, customer_first_orders, order_lines');
+  const { beside } = options;
+  if (beside === undefined) await analyzing;
+  else {
+    // A turn of the event loop first: the statement is written to the database's socket by then.
+    const work = new Promise<void>((resolve) => setImmediate(resolve)).then(beside);
+    // Waited for whatever becomes of it: its failure is the caller's, who holds its promise.
+    const [analyzed] = await Promise.allSettled([analyzing, work]);
+    if (analyzed.status === 'rejected') throw analyzed.reason;
+  }
+  return true;
 }
 
 /**

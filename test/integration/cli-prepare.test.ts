@@ -10,6 +10,7 @@ import path from 'node:path';
 import { PREPARE_MIN_ORDERS } from '../../src/cli/prepare-reports.js';
 import { cliJson, runCli, startServer, type ServerProcess } from '../helpers/processes.js';
 import { migratedConfig } from '../helpers/database.js';
+import { openDatabase } from '../../src/db/database.js';
 
 const ORDERS = PREPARE_MIN_ORDERS;
 
@@ -71,6 +72,17 @@ describe('a large import leaves the report snapshot ready (issue 28, item 1)', (
     assert.deepEqual(JSON.parse(result.stdout), { imported: ORDERS, updated: 0, rejected: 0 }, 'SPEC 12');
     assert.match(result.stderr, new RegExp(`Rapports prêts : ${ORDERS} commandes`));
     assert.equal(fs.readdirSync(snapshots).length, 1, 'one saved snapshot');
+    // The statistics refreshed too (issue 27: the command refreshes them, its snapshot saved
+    // meanwhile): the planner counts the organization's orders.
+    const db = await openDatabase(fresh.config, { role: 'cli' });
+    try {
+      const [orders] = await db.query<{ n: number }>(
+        `SELECT reltuples::float8 AS n FROM pg_class WHERE oid = 'orders'::regclass`,
+      );
+      assert.ok(orders!.n >= ORDERS, `the planner counts ${orders!.n} orders`);
+    } finally {
+      await db.close();
+    }
 
     // Below the bound: nothing prepared by the command (the server's delta will do).
     const small = ordersFile(files, 'small.ndjson', 3, 'small');

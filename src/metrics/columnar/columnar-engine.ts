@@ -615,11 +615,12 @@ export class ColumnarReportEngine implements ReportEngine {
   /**
    * Issue 27: takes a snapshot built by whoever wrote the organization's rows (a command's first
    * import, import-snapshot.ts) as a build's, and saves it. An organization already held or being
-   * built is left as it is.
+   * built is left as it is. `identity`: the database's and organization's (identityOf), when the
+   * caller asked for it already.
    */
-  async adopt(organizationId: string, live: LiveSnapshot): Promise<void> {
+  async adopt(organizationId: string, live: LiveSnapshot, identity?: string): Promise<void> {
     if (this.entries.has(organizationId)) return;
-    live.identity = await identityOf(this.db, organizationId);
+    live.identity = identity ?? (await identityOf(this.db, organizationId));
     if (this.entries.has(organizationId)) return;
     const entry: Entry = { version: live.version, bytes: 0, queue: Promise.resolve(), savedAt: 0 };
     this.entries.set(organizationId, entry);

@@ -156,6 +156,15 @@ export class ImportSnapshot implements WrittenOrders {
    * data changed since the commit.
    */
   async snapshot(db: Pick<Database, 'query'>): Promise<LiveSnapshot | undefined> {
+    return (await this.labelled(db))?.();
+  }
+
+  /**
+   * snapshot() in two steps: its statements (the label, the stores), then the returned function,
+   * which needs none (the columns made into the snapshot's part, a slice per turn of the event
+   * loop), so that a command runs it while the database analyzes (src/cli/prepare-reports.ts).
+   */
+  async labelled(db: Pick<Database, 'query'>): Promise<(() => Promise<LiveSnapshot>) | undefined> {
     const columns = this.columns;
     if (columns === undefined || this.version === undefined) {
       this.reason ??= 'not-committed';
@@ -178,7 +187,9 @@ export class ImportSnapshot implements WrittenOrders {
       return undefined;
     }
     Object.assign(live, label);
-    live.addPart(await columns.part());
-    return live;
+    return async () => {
+      live.addPart(await columns.part());
+      return live;
+    };
   }
 }
