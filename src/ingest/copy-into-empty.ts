@@ -161,9 +161,10 @@ export const INDEXES_AFTER_BYTES = 8 * 1024 * 1024;
  * the import's one transaction id come in nearly increasing order, so PGlite inserts their
  * entries in the pages it just wrote, while its thread would otherwise wait for the command's.
  * Built after the read, they held PGlite's thread alone about 2.8 s more at a million orders, and
- * the read took no longer (PGlite's thread 75% busy during it, the command's 95%). The customers' index
- * (keys in no order: its pages fall out of the buffer pool) and the lines' key (kept too, PGlite's
- * thread became the one the read waited for, 90% busy) are built after (docs/benchmarks.md).
+ * the read took no longer (PGlite's thread 75% busy during it, the command's 95%). The customers'
+ * index (keys in no order) and the lines' key are built after: with the lines' key kept too,
+ * PGlite's thread became the one the read waited for (90% busy); the customers' index kept too
+ * showed no gain in two runs (docs/benchmarks.md).
  */
 const KEPT_DURING_READ: ReadonlySet<string> = new Set([
   'orders_pkey',
