@@ -151,18 +151,12 @@ export class ImportSnapshot implements WrittenOrders {
   }
 
   /**
-   * The snapshot of what the import committed, labelled with the database's state now; undefined
-   * (and `reason`) when there is none to trust: not committed, discarded, or the organization's
-   * data changed since the commit.
-   */
-  async snapshot(db: Pick<Database, 'query'>): Promise<LiveSnapshot | undefined> {
-    return (await this.labelled(db))?.();
-  }
-
-  /**
-   * snapshot() in two steps: its statements (the label, the stores), then the returned function,
-   * which needs none (the columns made into the snapshot's part, a slice per turn of the event
-   * loop), so that a command runs it while the database analyzes (src/cli/prepare-reports.ts).
+   * The snapshot of what the import committed, labelled with the database's state now, in two
+   * steps: its statements (the label, the stores), then the returned function, which needs none
+   * (the columns made into the snapshot's part, a slice per turn of the event loop), so that a
+   * command runs it while the database analyzes (src/cli/prepare-reports.ts). Undefined (and
+   * `reason`) when there is none to trust: not committed, discarded, or the organization's data
+   * changed since the commit.
    */
   async labelled(db: Pick<Database, 'query'>): Promise<(() => Promise<LiveSnapshot>) | undefined> {
     const columns = this.columns;
