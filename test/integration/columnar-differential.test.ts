@@ -256,9 +256,22 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
       // `date` or none, no filter. Drawn at random otherwise, almost none would be (a line metric
       // among the drawn ones, or a filter, or another dimension).
       cells: fc.integer({ min: 0, max: 4 }),
+      // One plan in five asks what was sold and nothing else (line-scan.ts, itemsAlone: the lines
+      // summed by item, then folded into rows): line dimensions and L3's sums only, as `product` ×
+      // the six line metrics does. Drawn at random, almost none would.
+      items: fc.integer({ min: 0, max: 4 }),
     })
     .map((drawn) => {
       const cells = drawn.cells === 0;
+      /** The ids of line grain among those drawn, else the fallback. */
+      const lineIds = <T extends string>(
+        ids: readonly T[],
+        all: readonly { readonly id: string; readonly grain: string }[],
+        fallback: T,
+      ): T[] => {
+        const line = ids.filter((id) => all.find((m) => m.id === id)?.grain === 'line');
+        return line.length > 0 ? line : [fallback];
+      };
       const r = cells
         ? {
             ...drawn,
@@ -266,7 +279,13 @@ function planArbitrary(organizationIds: string[], excludedStatuses: string[]): f
             metrics: drawn.metrics.filter((id) => METRICS.find((m) => m.id === id)?.grain === 'order'),
             filters: {},
           }
-        : drawn;
+        : drawn.items === 0
+          ? {
+              ...drawn,
+              dimensions: lineIds<DimensionId>(drawn.dimensions, DIMENSIONS, 'product'),
+              metrics: lineIds<MetricId>(drawn.metrics, METRICS, 'product_net_sales'),
+            }
+          : drawn;
       // L4: at line grain the metrics it refuses are left out (the parse step refuses them).
       const lineGrain = r.dimensions.some((id) => DIMENSIONS.find((d) => d.id === id)?.grain === 'line');
       const allowed = r.metrics.filter((id) => !lineGrain || atLineGrain(id).kind !== 'refused');

@@ -8,7 +8,9 @@
 // once for every kind of pass, monomorphic, with its columns in locals. A callback per kind of
 // pass would make the call site polymorphic, a helper as large as the lines' work outgrows V8's
 // inlining budget (then called per order), and a value passed to a call that is not inlined
-// becomes a heap number (an allocation per order for an instant).
+// becomes a heap number (an allocation per order for an instant). The one call is a plan whose rows
+// are its lines' items alone (line-scan.ts, itemsAlone): once per run of counted orders that follow
+// each other, whose lines lie together, added by a loop of their own (LinePass.addLines).
 import { CELL_SECONDS } from './cell-sums.js';
 import type { CustomerBounds } from './customer-bounds.js';
 import type { LinePass } from './line-scan.js';
@@ -91,6 +93,9 @@ export function countOrders(
   const units = lines?.sums.units === true;
   const money = lines?.sums.money === true;
   const slots = lines?.slots;
+  const itemSums = lines?.itemSums;
+  // With itemSums: the lines of the counted orders met and not yet added, [pendingFrom, pendingTo).
+  let [pendingFrom, pendingTo] = [0, 0];
   const direct = slots?.direct === true;
   const directSums = slots?.sums ?? orderSums; // a direct key space's sums never grow
 
@@ -145,6 +150,18 @@ export function countOrders(
           keys[i] = slot;
           continue;
         }
+      }
+      if (itemSums !== undefined) {
+        // Section 15, a row an item's alone (line-scan.ts, itemsAlone): the lines of counted orders
+        // that follow each other added in one call (LinePass.addLines), whatever the line filters
+        // (L6: LinePass.fold() leaves their items out).
+        const lineFrom = lineStart[i] as number;
+        if (lineFrom !== pendingTo) {
+          if (pendingTo > pendingFrom) lines!.addLines(s, pendingFrom, pendingTo);
+          pendingFrom = lineFrom;
+        }
+        pendingTo = lineStart[i + 1] as number;
+        continue;
       }
       let out = orderSums;
       let at = (slot * SLOT) | 0; // an int32 index (slots stay far below 2^31 / SLOT)
@@ -217,6 +234,7 @@ export function countOrders(
       }
     }
   }
+  if (pendingTo > pendingFrom) lines!.addLines(s, pendingFrom, pendingTo);
 }
 
 /**

@@ -257,6 +257,7 @@ export async function aggregate(
     // Section 15: one pass, the slots found as the keys are met (line-scan.ts).
     const lines = new LinePass(snapshot.lineItems, plan, weights, paths);
     await each(() => ({ sums: undefined, keyOf: undefined, lines }));
+    lines.fold();
     return lines.slots.result(weights);
   }
   if (weights.space <= paths.directKeys) {

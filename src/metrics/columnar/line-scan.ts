@@ -12,11 +12,24 @@
 // product, product id, variant, SKU and categories are one item code (line-codes.ts), so its
 // filters and key part are one lookup. A row's slot is its key in a small key space, else given
 // in order of first sight through a table or a map (one pass; the keys sorted afterwards).
-import type { DimensionId } from '../../catalog.js';
+// Issue 27: when a row is its lines' items' alone to say (line dimensions only, L3's sums only, as
+// `product` × the six line metrics), the pass adds each counted line into its item's sums, in one
+// loop over the lines of each run of counted orders, and folds the items into their rows after:
+// 1.5× faster than finding each line's row, measured at 2.6 million lines.
+import { dimensionGrain, metricGrain, type DimensionId } from '../../catalog.js';
 import type { ReportPlan } from '../../query/plan.js';
 import { kept } from './kept.js';
-import { ORDERS, SLOT } from './slot-layout.js';
+import {
+  ORDERS,
+  PRODUCT_DISCOUNTS,
+  PRODUCT_GROSS,
+  PRODUCT_REFUNDS,
+  SLOT,
+  UNITS_REFUNDED,
+  UNITS_SOLD,
+} from './slot-layout.js';
 import type { LineItems } from './line-codes.js';
+import type { Part } from './snapshot.js';
 import type { Aggregate, KeyWeights, LineWeights } from './scan-settings.js';
 
 /** L2: the values of a line dimension, by code. */
@@ -169,12 +182,27 @@ class LineSums {
   }
 }
 
+// An item's sums in LinePass.itemSums, at item × ITEM_SLOT + one of these: its counted lines, then
+// L3's sums. Eight fields, so that an item's sums lie in one cache line.
+export const ITEM_LINES = 0;
+export const ITEM_UNITS_SOLD = 1;
+export const ITEM_UNITS_REFUNDED = 2;
+export const ITEM_GROSS = 3;
+export const ITEM_DISCOUNTS = 4;
+export const ITEM_REFUNDS = 5;
+export const ITEM_SLOT = 8;
+
 /** What a pass that reads lines keeps besides the order's settings: its items', its slots, its sums. */
 export class LinePass {
   readonly items: ItemSettings;
   readonly slots: Slots;
   readonly sums: LineSums;
   readonly lineGrain: boolean;
+  /**
+   * The counted lines' sums by item, when a row is the item's alone to say (itemsAlone): the pass
+   * adds each line into its item, fold() then each item into its rows.
+   */
+  readonly itemSums: Float64Array | undefined;
 
   constructor(
     items: LineItems,
@@ -186,5 +214,59 @@ export class LinePass {
     this.slots = new Slots(weights.space, weights.space <= paths.directKeys, paths.tableKeys);
     this.sums = new LineSums(plan);
     this.lineGrain = plan.grain === 'line';
+    this.itemSums = itemsAlone(plan) ? new Float64Array(items.count * ITEM_SLOT) : undefined;
   }
+
+  /** Lines [from, to) of the part, all counted, each into its item's sums (itemSums). */
+  addLines(part: Part, from: number, to: number): void {
+    const sums = this.itemSums as Float64Array;
+    const { item, quantity, refundedQuantity, subtotal, discount, refundedAmount } = part.lines;
+    for (let l = from; l < to; l++) {
+      const at = (item[l] as number) * ITEM_SLOT;
+      const refundedUnits = refundedQuantity[l] as number;
+      sums[at + ITEM_LINES]! += 1;
+      sums[at + ITEM_UNITS_SOLD]! += (quantity[l] as number) - refundedUnits;
+      sums[at + ITEM_UNITS_REFUNDED]! += refundedUnits;
+      sums[at + ITEM_GROSS]! += subtotal[l] as number;
+      sums[at + ITEM_DISCOUNTS]! += discount[l] as number;
+      sums[at + ITEM_REFUNDS]! += refundedAmount[l] as number;
+    }
+  }
+
+  /** The item sums into the rows of each item the line filters keep (L6), once per category (L5). */
+  fold(): void {
+    const { itemSums } = this;
+    if (!itemSums) return;
+    const { key, categoryKeys } = this.items;
+    for (let t = 0; t < key.length; t++) {
+      const own = key[t] as number;
+      const from = t * ITEM_SLOT;
+      if (own < 0 || itemSums[from + ITEM_LINES] === 0) continue;
+      for (const category of categoryKeys?.[t] ?? [0]) {
+        const at = this.slots.at(own + category);
+        const out = this.slots.sums; // read after at(): the sums may have grown
+        // No metric of the plan reads ORDERS (itemsAlone): it counts the row's lines, which only
+        // tells that the row occurs (Slots.result).
+        out[at + ORDERS]! += itemSums[from + ITEM_LINES] as number;
+        out[at + UNITS_SOLD]! += itemSums[from + ITEM_UNITS_SOLD] as number;
+        out[at + UNITS_REFUNDED]! += itemSums[from + ITEM_UNITS_REFUNDED] as number;
+        out[at + PRODUCT_GROSS]! += itemSums[from + ITEM_GROSS] as number;
+        out[at + PRODUCT_DISCOUNTS]! += itemSums[from + ITEM_DISCOUNTS] as number;
+        out[at + PRODUCT_REFUNDS]! += itemSums[from + ITEM_REFUNDS] as number;
+      }
+    }
+  }
+}
+
+/**
+ * Whether a plan's rows are its lines' items' alone, summed by item then folded into rows: at line
+ * grain, every dimension a line's (so an order's part of the key is always 0), every metric L3's
+ * sums (no order or customer counted once per row, L4, which adding items up would count again).
+ */
+function itemsAlone(plan: ReportPlan): boolean {
+  return (
+    plan.grain === 'line' &&
+    plan.dimensions.every((id) => dimensionGrain(id) === 'line') &&
+    plan.metrics.every((id) => metricGrain(id) === 'line')
+  );
 }
