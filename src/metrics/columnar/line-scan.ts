@@ -15,7 +15,7 @@
 // Issue 27: when a row is its lines' items' alone to say (line dimensions only, L3's sums only, as
 // `product` × the six line metrics), the pass adds each counted line into its item's sums, in one
 // loop over the lines of each run of counted orders, and folds the items into their rows after:
-// 1.5× faster than finding each line's row, measured at 2.6 million lines.
+// L1 in 21.5–22.1 ms instead of 30.3–31.5 (server time, 1,000,000 orders, 2.5 million lines).
 import { dimensionGrain, metricGrain, type DimensionId } from '../../catalog.js';
 import type { ReportPlan } from '../../query/plan.js';
 import { kept } from './kept.js';
