@@ -82,8 +82,7 @@ export function countOrders(
   const keys = keyOf ?? new Float64Array(0);
   const { seconds, attribute, items, total, taxTotal, shippingTotal, feeTotal } = s;
   const { refundTotal, refundTax, refundShipping, runStart, customerCount, orderCount } = s;
-  const { retiredRuns, retiredOrders } = s;
-  const anonymousFrom = runStart[customerCount] as number;
+  const { retiredRuns, retiredFlags } = s;
   // Section 15 (line-scan.ts), read only with `lines`.
   const { lineStart, item, quantity, refundedQuantity, subtotal, discount, refundedAmount } = s.lines;
   const itemKey = lines?.items.key ?? new Float64Array(0);
@@ -101,8 +100,8 @@ export function countOrders(
 
   // c = runs: the anonymous orders, in no particular order. A plan that neither counts customers
   // nor tells them apart (no customer_type, so every order's type key is 0) reads all the orders
-  // as one such run, without the customers' runs, unless some runs are retired.
-  const runs = needsFirstOrders || countCustomers || retiredRuns ? customerCount : 0;
+  // as one such run, without the customers' runs, skipping the retired ones by their flags.
+  const runs = needsFirstOrders || countCustomers ? customerCount : 0;
   for (let c = runAt(runStart, runs, rows.from); c <= runs; c++) {
     const from = runStart[c] as number;
     if (from >= rows.to) break; // the runs after the range
@@ -121,7 +120,7 @@ export function countOrders(
     const typeKey = typeKeys[type] as number;
     const customer = countCustomers && !anonymous ? customerBase + c : -1;
     const customerField = type === RETURNING ? RETURNING_CUSTOMERS : NEW_CUSTOMERS;
-    const retired = anonymous ? retiredOrders : undefined;
+    const retired = anonymous ? retiredFlags : undefined;
     // The run's orders within the range (U2 above looked at the whole run).
     const last = Math.min(to, rows.to);
     for (let i = Math.max(from, rows.from); i < last; i++) {
@@ -131,7 +130,7 @@ export function countOrders(
         break; // T1, and the run's later orders too
       }
       if (t < start) continue;
-      if (retired && i >= anonymousFrom && retired[i - anonymousFrom] === 1) continue;
+      if (retired && retired[i] === 1) continue;
       let slot: number;
       if (slotted) {
         slot = keys[i] as number;

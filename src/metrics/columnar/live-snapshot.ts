@@ -136,6 +136,7 @@ export class LiveSnapshot {
           retiredOrders: old.retiredOrders
             ? old.retiredOrders.slice()
             : new Uint8Array(old.orderCount - (old.runStart[old.customerCount] as number)),
+          retiredFlags: old.retiredFlags ? old.retiredFlags.slice() : new Uint8Array(old.orderCount),
         };
         changed.set(p, part);
       }
@@ -147,6 +148,7 @@ export class LiveSnapshot {
       const part = editable(p);
       const r = this.customerRun[c] as number;
       (part.retiredRuns as Uint8Array)[r] = 1;
+      (part.retiredFlags as Uint8Array).fill(1, part.runStart[r] as number, part.runStart[r + 1] as number);
       this.retiredOrders += (part.runStart[r + 1] as number) - (part.runStart[r] as number);
       this.customerPart[c] = -1;
     };
@@ -154,7 +156,10 @@ export class LiveSnapshot {
       const a = this.codes.anonymous.find(key, 0, key.length);
       const p = a < 0 || a >= this.anonymousPart.length ? -1 : (this.anonymousPart[a] as number);
       if (p < 0) return;
-      (editable(p).retiredOrders as Uint8Array)[this.anonymousIndex[a] as number] = 1;
+      const part = editable(p);
+      const k = this.anonymousIndex[a] as number;
+      (part.retiredOrders as Uint8Array)[k] = 1;
+      (part.retiredFlags as Uint8Array)[(part.runStart[part.customerCount] as number) + k] = 1;
       this.retiredOrders += 1;
       this.anonymousPart[a] = -1;
     };

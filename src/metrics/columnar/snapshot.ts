@@ -42,6 +42,12 @@ export interface Part {
   readonly retiredRuns: Uint8Array | undefined;
   /** 1 for each anonymous order (from runStart[customerCount]) replaced or deleted; undefined: none. */
   readonly retiredOrders: Uint8Array | undefined;
+  /**
+   * 1 for each of the part's orders retired, by its run or on its own; undefined: none. What a
+   * walk over all the orders that does not tell customers apart skips (counted-orders.ts), so that
+   * it need not walk the runs once one is retired.
+   */
+  readonly retiredFlags: Uint8Array | undefined;
   /** Each run's customer, as a code of the live snapshot's customer dictionary. */
   readonly runCustomer: Int32Array;
   /** Each anonymous order's key (store and external id), as a code of the live snapshot's. */
@@ -94,7 +100,7 @@ export const BYTES_PER_ORDER = 8 + 4 * 9 + 4;
 export const BYTES_PER_CUSTOMER = 108;
 
 /** A part's columns before any of its orders is retired, and before its memory is counted. */
-export type PartColumns = Omit<Part, 'retiredRuns' | 'retiredOrders' | 'bytes'>;
+export type PartColumns = Omit<Part, 'retiredRuns' | 'retiredOrders' | 'retiredFlags' | 'bytes'>;
 
 /**
  * A part as a full build, a fold or a saved file makes it: nothing retired yet, and its memory
@@ -119,6 +125,7 @@ export function freshPart(c: PartColumns, allocated: number = c.orderCount): Par
     customerCount: c.customerCount,
     retiredRuns: undefined,
     retiredOrders: undefined,
+    retiredFlags: undefined,
     runCustomer: c.runCustomer,
     anonymousKey: c.anonymousKey,
     lines: c.lines,
