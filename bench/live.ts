@@ -315,7 +315,8 @@ function processImporter(env: Record<string, string>, slug: string) {
 /**
  * Orders arriving in batches (`next` gives the next batch's size and the wait before it) for
  * `seconds`, imported by IMPORTERS workers, each a `sales-metrics import` process a batch (cli) or
- * one long-lived importer (process); resolves once every order is in.
+ * one long-lived importer (process), each import noted in `imports` as it ends; resolves once every
+ * order is in.
  */
 async function trickle(
   env: Record<string, string>,
@@ -323,9 +324,9 @@ async function trickle(
   seconds: number,
   next: (n: number) => { size: number; waitMs: number },
   arrival: Arrival,
-): Promise<Import[]> {
+  imports: Import[],
+): Promise<void> {
   const waiting: { order: DemoOrder; arrived: number }[] = [];
-  const imports: Import[] = [];
   let arriving = true;
   let files = 0;
   const worker = async () => {
@@ -374,7 +375,6 @@ async function trickle(
   }
   arriving = false;
   await Promise.all(workers);
-  return imports;
 }
 
 const fast = () => {
@@ -454,7 +454,7 @@ async function measurePhase(
   name: string,
   server: ServerProcess,
   key: string,
-  during: () => Promise<Import[]>,
+  during: (imports: Import[]) => Promise<void>,
   sampleEveryS = 0,
 ): Promise<Phase> {
   const before = loadavg();
@@ -463,7 +463,7 @@ async function measurePhase(
   const [server0, self0, machine0] = [cpuOf(server.pid), cpuOf('self'), machineCpu()];
   let running = true;
   const answers: Answer[] = [];
-  let imports: Import[] = [];
+  const imports: Import[] = []; // filled as the phase's imports end, for the progress line too
   const memory: Phase['memory'] = [];
   const sample = () => {
     const at = (performance.now() - origin) / 1000;
@@ -489,7 +489,7 @@ async function measurePhase(
     }
   })();
   try {
-    imports = await during();
+    await during(imports);
   } finally {
     running = false;
     await asking;
@@ -538,7 +538,7 @@ async function warmUp(engine: string, server: ServerProcess, key: string): Promi
   while (!ready() && performance.now() - started < 300_000) await sleep(500);
   let fast = 0;
   while (fast < 5 && performance.now() - started < 600_000) {
-    // The line questions are answered by SQL on both servers: five answers, whatever their time.
+    // L1 and L2 (section 15): five answers, whatever their time.
     fast = (await askQ2(server, key)).ms < 500 || QUERY_NAME !== 'Q2' ? fast + 1 : 0;
   }
   log(`[${engine}] warm after ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -617,13 +617,12 @@ async function bench(engine: string, env: Record<string, string>): Promise<void>
     const quiet = PHASES.includes('quiet')
       ? await measurePhase(engine, 'quiet', server, key, async () => {
           await sleep(QUIET_S * 1000);
-          return [];
         })
       : undefined;
     for (const rate of RATES.filter((r) => PHASES.includes(r.phase)))
       for (const arrival of ARRIVALS)
-        await measurePhase(engine, `live, ${rate.name} (${arrival})`, server, key, () =>
-          trickle(env, slug, PHASE_S, rate.next, arrival),
+        await measurePhase(engine, `live, ${rate.name} (${arrival})`, server, key, (imports) =>
+          trickle(env, slug, PHASE_S, rate.next, arrival, imports),
         );
     if (PHASES.includes('trickle') && TRICKLE_S > 0)
       await measurePhase(
@@ -631,7 +630,7 @@ async function bench(engine: string, env: Record<string, string>): Promise<void>
         `trickle, 20 orders/s for ${TRICKLE_S} s (process)`,
         server,
         key,
-        () => trickle(env, slug, TRICKLE_S, fast, 'process'),
+        (imports) => trickle(env, slug, TRICKLE_S, fast, 'process', imports),
         30,
       );
     await server.stop();
