@@ -78,7 +78,7 @@ function ordersOf(s: Snapshot) {
       runs.push(run);
     }
     const from = p.runStart[p.customerCount]!;
-    for (let i = from; i < p.orderCount; i++) if (p.retiredOrders?.[i - from] !== 1) anonymous.push(row(i));
+    for (let i = from; i < p.orderCount; i++) if (p.retiredOrders?.[i] !== 1) anonymous.push(row(i));
   }
   return canonical(runs, anonymous);
 }
@@ -103,7 +103,7 @@ function linesOf(s: Snapshot): string[] {
     const anonymousFrom = p.runStart[p.customerCount]!;
     const retired = (i: number) =>
       i >= anonymousFrom
-        ? p.retiredOrders?.[i - anonymousFrom] === 1
+        ? p.retiredOrders?.[i] === 1
         : p.retiredRuns?.[p.runStart.findLastIndex((start) => start <= i)] === 1;
     for (let i = 0; i < p.orderCount; i++) {
       if (retired(i)) continue;
@@ -450,7 +450,8 @@ describe('columnar snapshot read path', () => {
     assert.deepStrictEqual(ordersOf(live.view()), await ordersBySql(db, org));
     // What a whole compaction would still fold: the first part's retired orders, no more.
     const [kept] = live.parts as [Part];
-    let retired = kept.retiredOrders?.reduce((n: number, flag) => n + flag, 0) ?? 0;
+    const anonymousFrom = kept.runStart[kept.customerCount]!;
+    let retired = kept.retiredOrders?.subarray(anonymousFrom).reduce((n: number, flag) => n + flag, 0) ?? 0;
     for (let r = 0; r < kept.customerCount; r++)
       if (kept.retiredRuns?.[r] === 1) retired += kept.runStart[r + 1]! - kept.runStart[r]!;
     assert.ok(retired > 0);

@@ -135,21 +135,15 @@ export function addCells(part: Part, table: CellSums, scan: ScanSettings, out: F
     if (sums[at + ORDERS] === 0) continue;
     add(scan, out, slotOf(scan, (firstCell + c) * CELL_SECONDS), sums, at, 1);
   }
-  const { retiredRuns, retiredOrders, runStart, customerCount } = part;
-  const subtract = (i: number): void => {
+  const { retiredOrders } = part;
+  if (!retiredOrders) return;
+  for (let i = 0; i < retiredOrders.length; i++) {
+    if (retiredOrders[i] !== 1) continue;
     const t = part.seconds[i] as number;
-    if (t < scan.start || t >= scan.end || scan.attributeExcluded[part.attribute[i] as number] === 1) return;
-    const one = orderSums(part, i);
-    add(scan, out, slotOf(scan, t), one, 0, -1);
-  };
-  if (retiredRuns)
-    for (let c = 0; c < customerCount; c++) {
-      if (retiredRuns[c] !== 1) continue;
-      for (let i = runStart[c] as number; i < (runStart[c + 1] as number); i++) subtract(i);
-    }
-  const anonymousFrom = runStart[customerCount] as number;
-  if (retiredOrders)
-    for (let k = 0; k < retiredOrders.length; k++) if (retiredOrders[k] === 1) subtract(anonymousFrom + k);
+    if (t < scan.start || t >= scan.end || scan.attributeExcluded[part.attribute[i] as number] === 1)
+      continue;
+    add(scan, out, slotOf(scan, t), orderSums(part, i), 0, -1);
+  }
 }
 
 /** The row slot of an instant of the period: its local day's with `date` (as counted-orders.ts finds it), else 0. */

@@ -82,7 +82,7 @@ export function countOrders(
   const keys = keyOf ?? new Float64Array(0);
   const { seconds, attribute, items, total, taxTotal, shippingTotal, feeTotal } = s;
   const { refundTotal, refundTax, refundShipping, runStart, customerCount, orderCount } = s;
-  const { retiredRuns, retiredFlags } = s;
+  const { retiredRuns, retiredOrders } = s;
   // Section 15 (line-scan.ts), read only with `lines`.
   const { lineStart, item, quantity, refundedQuantity, subtotal, discount, refundedAmount } = s.lines;
   const itemKey = lines?.items.key ?? new Float64Array(0);
@@ -120,7 +120,7 @@ export function countOrders(
     const typeKey = typeKeys[type] as number;
     const customer = countCustomers && !anonymous ? customerBase + c : -1;
     const customerField = type === RETURNING ? RETURNING_CUSTOMERS : NEW_CUSTOMERS;
-    const retired = anonymous ? retiredFlags : undefined;
+    const retired = anonymous ? retiredOrders : undefined;
     // The run's orders within the range (U2 above looked at the whole run).
     const last = Math.min(to, rows.to);
     for (let i = Math.max(from, rows.from); i < last; i++) {

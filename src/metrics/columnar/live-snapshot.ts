@@ -80,8 +80,9 @@ export class LiveSnapshot {
     }
     this.anonymousPart = grown(this.anonymousPart, this.codes.anonymous.size);
     this.anonymousIndex = grown(this.anonymousIndex, this.codes.anonymous.size);
+    const anonymousFrom = part.runStart[part.customerCount] as number;
     for (let k = 0; k < part.anonymousKey.length; k++) {
-      if (part.retiredOrders?.[k] === 1) continue;
+      if (part.retiredOrders?.[anonymousFrom + k] === 1) continue;
       const a = part.anonymousKey[k] as number;
       this.anonymousPart[a] = p;
       this.anonymousIndex[a] = k;
@@ -133,10 +134,7 @@ export class LiveSnapshot {
         part = {
           ...old,
           retiredRuns: old.retiredRuns ? old.retiredRuns.slice() : new Uint8Array(old.customerCount),
-          retiredOrders: old.retiredOrders
-            ? old.retiredOrders.slice()
-            : new Uint8Array(old.orderCount - (old.runStart[old.customerCount] as number)),
-          retiredFlags: old.retiredFlags ? old.retiredFlags.slice() : new Uint8Array(old.orderCount),
+          retiredOrders: old.retiredOrders ? old.retiredOrders.slice() : new Uint8Array(old.orderCount),
         };
         changed.set(p, part);
       }
@@ -148,7 +146,7 @@ export class LiveSnapshot {
       const part = editable(p);
       const r = this.customerRun[c] as number;
       (part.retiredRuns as Uint8Array)[r] = 1;
-      (part.retiredFlags as Uint8Array).fill(1, part.runStart[r] as number, part.runStart[r + 1] as number);
+      (part.retiredOrders as Uint8Array).fill(1, part.runStart[r] as number, part.runStart[r + 1] as number);
       this.retiredOrders += (part.runStart[r + 1] as number) - (part.runStart[r] as number);
       this.customerPart[c] = -1;
     };
@@ -158,8 +156,7 @@ export class LiveSnapshot {
       if (p < 0) return;
       const part = editable(p);
       const k = this.anonymousIndex[a] as number;
-      (part.retiredOrders as Uint8Array)[k] = 1;
-      (part.retiredFlags as Uint8Array)[(part.runStart[part.customerCount] as number) + k] = 1;
+      (part.retiredOrders as Uint8Array)[(part.runStart[part.customerCount] as number) + k] = 1;
       this.retiredOrders += 1;
       this.anonymousPart[a] = -1;
     };
@@ -225,7 +222,7 @@ export class LiveSnapshot {
       }
       const from = part.runStart[part.customerCount] as number;
       for (let k = from; k < part.orderCount; k++)
-        if (part.retiredOrders?.[k - from] !== 1) {
+        if (part.retiredOrders?.[k] !== 1) {
           anonymous++;
           lines += (lineStart[k + 1] as number) - (lineStart[k] as number);
         }
@@ -280,7 +277,7 @@ export class LiveSnapshot {
       const first = part.runStart[part.customerCount] as number;
       let from = -1;
       for (let i = first; i <= part.orderCount; i++) {
-        const valid = i < part.orderCount && part.retiredOrders?.[i - first] !== 1;
+        const valid = i < part.orderCount && part.retiredOrders?.[i] !== 1;
         if (valid) {
           if (from < 0) from = i;
           anonymousKeys[k++] = part.anonymousKey[i - first] as number;
@@ -346,8 +343,6 @@ export class LiveSnapshot {
 /** Orders of the part that are retired (their run's customer, or the anonymous order, changed since). */
 function retiredIn(part: Part): number {
   let n = 0;
-  for (let r = 0; r < part.customerCount; r++)
-    if (part.retiredRuns?.[r] === 1) n += (part.runStart[r + 1] as number) - (part.runStart[r] as number);
   for (const flag of part.retiredOrders ?? []) n += flag;
   return n;
 }

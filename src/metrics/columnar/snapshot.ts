@@ -40,14 +40,12 @@ export interface Part {
   readonly customerCount: number;
   /** 1 for each run whose customer's orders are elsewhere now (or gone); undefined: none. */
   readonly retiredRuns: Uint8Array | undefined;
-  /** 1 for each anonymous order (from runStart[customerCount]) replaced or deleted; undefined: none. */
-  readonly retiredOrders: Uint8Array | undefined;
   /**
-   * 1 for each of the part's orders retired, by its run or on its own; undefined: none. What a
-   * walk over all the orders that does not tell customers apart skips (counted-orders.ts), so that
-   * it need not walk the runs once one is retired.
+   * 1 for each of the part's orders retired: every order of a retired run, and each anonymous
+   * order (from runStart[customerCount]) replaced or deleted; undefined: none. A walk over all the
+   * orders that tells no customers apart skips them by it (counted-orders.ts), without the runs.
    */
-  readonly retiredFlags: Uint8Array | undefined;
+  readonly retiredOrders: Uint8Array | undefined;
   /** Each run's customer, as a code of the live snapshot's customer dictionary. */
   readonly runCustomer: Int32Array;
   /** Each anonymous order's key (store and external id), as a code of the live snapshot's. */
@@ -100,7 +98,7 @@ export const BYTES_PER_ORDER = 8 + 4 * 9 + 4;
 export const BYTES_PER_CUSTOMER = 108;
 
 /** A part's columns before any of its orders is retired, and before its memory is counted. */
-export type PartColumns = Omit<Part, 'retiredRuns' | 'retiredOrders' | 'retiredFlags' | 'bytes'>;
+export type PartColumns = Omit<Part, 'retiredRuns' | 'retiredOrders' | 'bytes'>;
 
 /**
  * A part as a full build, a fold or a saved file makes it: nothing retired yet, and its memory
@@ -125,7 +123,6 @@ export function freshPart(c: PartColumns, allocated: number = c.orderCount): Par
     customerCount: c.customerCount,
     retiredRuns: undefined,
     retiredOrders: undefined,
-    retiredFlags: undefined,
     runCustomer: c.runCustomer,
     anonymousKey: c.anonymousKey,
     lines: c.lines,
