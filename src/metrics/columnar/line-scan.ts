@@ -184,13 +184,13 @@ class LineSums {
 
 // An item's sums in LinePass.itemSums, at item × ITEM_SLOT + one of these: its counted lines, then
 // L3's sums. Eight fields, so that an item's sums lie in one cache line.
-export const ITEM_LINES = 0;
-export const ITEM_UNITS_SOLD = 1;
-export const ITEM_UNITS_REFUNDED = 2;
-export const ITEM_GROSS = 3;
-export const ITEM_DISCOUNTS = 4;
-export const ITEM_REFUNDS = 5;
-export const ITEM_SLOT = 8;
+const ITEM_LINES = 0;
+const ITEM_UNITS_SOLD = 1;
+const ITEM_UNITS_REFUNDED = 2;
+const ITEM_GROSS = 3;
+const ITEM_DISCOUNTS = 4;
+const ITEM_REFUNDS = 5;
+const ITEM_SLOT = 8;
 
 /** What a pass that reads lines keeps besides the order's settings: its items', its slots, its sums. */
 export class LinePass {
